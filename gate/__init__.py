@@ -1,0 +1,1 @@
+"""fusegate's gate: the command line today; results store, statistics, service and dashboard as they land."""

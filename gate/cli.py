@@ -1,0 +1,203 @@
+"""The ``fusegate`` command: one function per command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+import kernels
+from gate import render
+from kernels import bench, parity
+
+DEFAULT_BENCH_ENVS = (2048, 8192, 32768, 131072)
+DEFAULT_BENCH_THREADS = (1, 2)
+
+
+def _list(kind: Callable[[str], object], allowed: Sequence[str] | None = None) -> Callable[[str], list]:
+    def parse(text: str) -> list:
+        items = [kind(x.strip()) for x in text.split(",") if x.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("expected a comma-separated list, got nothing")
+        unknown = [x for x in items if allowed is not None and x not in allowed]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"unknown value(s) {', '.join(map(str, unknown))}; choose from {', '.join(allowed)}"
+            )
+        return items
+
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _noise_level(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"noise level must be >= 0, got {text}")
+    return value
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+def cmd_kernels_parity(args: argparse.Namespace) -> int:
+    impls = [i for i in args.impl if i != kernels.REFERENCE]
+    reports = []
+    cases = [
+        (task, impl, n, seed, threads, noise)
+        for task in args.task
+        for impl in impls
+        for n in args.num_envs
+        for seed in args.seeds
+        for threads in args.threads
+        for noise in args.noise_level
+    ]
+    with _progress(render.console(stderr=True)) as progress:
+        job = progress.add_task("parity", total=len(cases))
+        for task, impl, n, seed, threads, noise in cases:
+            progress.update(job, description=f"parity {task} {impl} N={n} seed={seed} threads={threads}")
+            reports.append(
+                parity.compare(
+                    task=task, impl=impl, num_envs=n, seed=seed, threads=threads, noise_level=noise
+                )
+            )
+            progress.advance(job)
+    ok = all(r.ok for r in reports)
+    if args.json:
+        print(json.dumps({"ok": ok, "cases": [r.to_dict() for r in reports]}, indent=2))
+    else:
+        render.console().print(render.parity_table(reports))
+        render.console().print(
+            "[green]parity holds[/]" if ok else "[red]parity FAILED: outside spec E5 tolerance[/]"
+        )
+    return 0 if ok else 1
+
+
+def _bench(tasks: list[str], impls: list[str], num_envs: list[int], threads: list[int], repeats: int) -> list:
+    cells = [(t, n, th) for t in tasks for n in num_envs for th in threads]
+    results = []
+    with _progress(render.console(stderr=True)) as progress:
+        job = progress.add_task("bench", total=len(cells) * repeats)
+        for task, n, th in cells:
+            progress.update(job, description=f"bench {task} N={n} threads={th}")
+            results.append(
+                bench.run_cell(
+                    task=task,
+                    impls=impls,
+                    num_envs=n,
+                    threads=th,
+                    repeats=repeats,
+                    on_round=lambda: progress.advance(job),
+                )
+            )
+    return results
+
+
+def _print_bench(results: list, *, as_json: bool) -> None:
+    machine = bench.machine_summary()
+    if as_json:
+        print(json.dumps({"machine": machine, "cells": [c.to_dict() for c in results]}, indent=2))
+        return
+    title = (
+        f"update_state benchmark on {machine['cpu'] or 'this machine'} ({machine['cpus_usable']} CPUs, "
+        f"numba {machine['numba']} {machine['threading_layer']}): median of interleaved rounds"
+    )
+    render.console().print(render.bench_table(results, title))
+
+
+def cmd_kernels_bench(args: argparse.Namespace) -> int:
+    results = _bench(args.task, args.impl, args.num_envs, args.threads, args.repeats)
+    _print_bench(results, as_json=args.json)
+    return 0 if all(row["parity_ok"] for c in results for row in c.rows) else 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The main job: this machine's kernel benchmark table, every task and implementation."""
+    results = _bench(
+        list(kernels.TASKS), list(kernels.IMPLS), list(args.num_envs), list(args.threads), args.repeats
+    )
+    _print_bench(results, as_json=args.json)
+    return 0 if all(row["parity_ok"] for c in results for row in c.rows) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fusegate", description="Performance-regression gate for fused RL-environment kernels."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="the main job: benchmark every kernel on this machine")
+    _bench_options(run, repeats=15)
+    run.set_defaults(func=cmd_run)
+
+    kernels_cmd = commands.add_parser("kernels", help="check and time the update_state kernels")
+    kernel_commands = kernels_cmd.add_subparsers(dest="kernels_command", required=True, metavar="COMMAND")
+
+    par = kernel_commands.add_parser("parity", help="compare implementations against the NumPy reference")
+    _task_impl_options(par)
+    par.add_argument("--num-envs", type=_list(_positive_int), default=[1, 7, 1000, 4099], metavar="N[,N...]")
+    par.add_argument("--seeds", type=_list(int), default=[0, 1, 2], metavar="S[,S...]")
+    par.add_argument("--threads", type=_list(_positive_int), default=[1, 2], metavar="T[,T...]")
+    par.add_argument("--noise-level", type=_list(_noise_level), default=[0.0, 1.0], metavar="L[,L...]")
+    par.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    par.set_defaults(func=cmd_kernels_parity)
+
+    bench_cmd = kernel_commands.add_parser("bench", help="time implementations side by side in one process")
+    _task_impl_options(bench_cmd)
+    _bench_options(bench_cmd, repeats=20)
+    bench_cmd.set_defaults(func=cmd_kernels_bench)
+    return parser
+
+
+def _task_impl_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--task", type=_list(str, kernels.TASKS), default=list(kernels.TASKS), metavar="TASK[,TASK...]"
+    )
+    p.add_argument(
+        "--impl", type=_list(str, kernels.IMPLS), default=list(kernels.IMPLS), metavar="IMPL[,IMPL...]"
+    )
+
+
+def _bench_options(p: argparse.ArgumentParser, *, repeats: int) -> None:
+    p.add_argument(
+        "--num-envs", type=_list(_positive_int), default=list(DEFAULT_BENCH_ENVS), metavar="N[,N...]"
+    )
+    p.add_argument(
+        "--threads", type=_list(_positive_int), default=list(DEFAULT_BENCH_THREADS), metavar="T[,T...]"
+    )
+    p.add_argument("--repeats", type=_positive_int, default=repeats, help="interleaved rounds per cell")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as exc:  # bad input that got past argparse: say what, not a traceback
+        print(f"fusegate: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

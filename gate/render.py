@@ -1,0 +1,101 @@
+"""Terminal tables for the kernel commands (rich)."""
+
+from __future__ import annotations
+
+import math
+
+from rich.console import Console
+from rich.table import Table
+
+from kernels.bench import CellResult
+from kernels.parity import ParityReport
+
+
+def _num(x: float, fmt: str) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def parity_table(reports: list[ParityReport]) -> Table:
+    table = Table(title="Parity against the NumPy reference (spec E5: atol 1e-5 + rtol 1e-4, done exact)")
+    for col in (
+        "task",
+        "impl",
+        "N",
+        "seed",
+        "threads",
+        "noise",
+        "worst array",
+        "max abs",
+        "max rel",
+        "bad",
+        "ok",
+    ):
+        table.add_column(col, justify="right" if col not in ("task", "impl", "worst array") else "left")
+    for r in reports:
+        worst = max(r.arrays, key=lambda a: (a.mismatches, a.max_abs))
+        table.add_row(
+            r.task,
+            r.impl,
+            str(r.num_envs),
+            str(r.seed),
+            str(r.threads),
+            _num(r.noise_level, "g"),
+            f"{worst.name}",
+            _num(worst.max_abs, ".2e"),
+            _num(worst.max_rel, ".2e"),
+            str(sum(a.mismatches for a in r.arrays)),
+            "[green]yes[/]" if r.ok else "[red]NO[/]",
+        )
+    return table
+
+
+def bench_table(cells: list[CellResult], title: str) -> Table:
+    table = Table(title=title)
+    columns = (
+        ("task", "left"),
+        ("N", "right"),
+        ("thr", "right"),
+        ("impl", "left"),
+        ("ms/call", "right"),
+        ("IQR %", "right"),
+        ("M env-steps/s", "right"),
+        ("x numpy", "right"),
+        ("MB/call", "right"),
+        ("GB/s", "right"),
+        ("% copy", "right"),
+        ("CPU", "right"),
+        ("n", "right"),
+    )
+    for name, justify in columns:
+        table.add_column(name, justify=justify)
+    for cell in cells:
+        for row in cell.rows:
+            if not row["parity_ok"]:
+                table.add_row(
+                    cell.task, str(cell.num_envs), str(row["threads"]), row["impl"],
+                    f"[red]parity failed: {row['parity_failed_arrays']}[/]", *[""] * 8,
+                )  # fmt: skip
+                continue
+            table.add_row(
+                cell.task,
+                str(cell.num_envs),
+                str(row["threads"]),
+                row["impl"],
+                _num(row["ms_median"], ".3f"),
+                _num(row["iqr_pct"], ".1f"),
+                _num(row["menv_steps_per_s"], ".2f"),
+                _num(row["speedup_vs_numpy"], ".1f"),
+                _num(cell.bytes_per_call / 1e6, ".1f"),
+                _num(row["gb_per_s"], ".1f"),
+                _num(row["pct_of_copy"], ".0f"),
+                _num(row["cpu_util"], ".2f"),
+                str(row["samples"]),
+            )
+        table.add_section()
+    return table
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A console that keeps wide tables whole when output goes to a file or a pipe (rich assumes 80 columns)."""
+    probe = Console(stderr=stderr)
+    return probe if probe.is_terminal else Console(stderr=stderr, width=200)

@@ -1,0 +1,218 @@
+"""Quaternion and rotation helpers shared by every implementation (quaternions are (w, x, y, z), unit norm).
+
+Each formula is written once, on components (a tuple of floats or a tuple of arrays), and comes in two forms:
+
+- ``quat_mul`` etc.: Numba scalar versions for ``prange`` kernels. Arguments and results are tuples of floats
+  (a quaternion is a 4-tuple, a vector a 3-tuple, a rotation matrix a row-major 9-tuple), so nothing is
+  allocated, and LLVM inlines them into the caller (numba's IR-level ``inline="always"`` gave the same
+  speed for 40% more compile time).
+- ``quat_mul_np`` etc.: vectorised NumPy versions for the reference, on ``(..., 4)`` / ``(..., 3)`` arrays that
+  broadcast against each other.
+
+The three composites (inverse rotation, angle between two quaternions, 6D code) are composed from the
+formulas in each form. ``mat_vec`` / ``mat_t_vec`` exist only as scalars: kernels rotate many vectors by one
+matrix, the reference rotates with quaternions. The inverse of a unit quaternion is its conjugate; nothing here
+normalises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+def _scalar(formula):
+    """The Numba scalar version of a component formula."""
+    return njit(cache=True)(formula)
+
+
+def _components(a: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Split the last axis of an array into a tuple of arrays (the formulas' components)."""
+    return tuple(np.moveaxis(np.asarray(a), -1, 0))
+
+
+def _stack(parts: tuple) -> np.ndarray:
+    """Join components (arrays or scalars that broadcast together) into a last axis."""
+    return np.stack(np.broadcast_arrays(*parts), axis=-1)
+
+
+# --- component formulas -----------------------------------------------------------------------------------
+
+
+def _quat_mul(a, b):
+    """The Hamilton product a ⊗ b."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+def _quat_conj(q):
+    """The conjugate, which is the inverse of a unit quaternion."""
+    w, x, y, z = q
+    return (w, -x, -y, -z)
+
+
+def _quat_rotate(q, v):
+    """R(q) v, as v + w t + u × t with u the vector part of q and t = 2 u × v."""
+    w, x, y, z = q
+    vx, vy, vz = v
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    return (
+        vx + w * tx + (y * tz - z * ty),
+        vy + w * ty + (z * tx - x * tz),
+        vz + w * tz + (x * ty - y * tx),
+    )
+
+
+def _quat_yaw(q):
+    """yaw(q) = (cos(ψ/2), 0, 0, sin(ψ/2)) with ψ = atan2(2(wz + xy), 1 − 2(y² + z²)) (spec B2)."""
+    w, x, y, z = q
+    psi = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    return (np.cos(0.5 * psi), 0.0, 0.0, np.sin(0.5 * psi))
+
+
+def _quat_angle(q):
+    """‖axis-angle(q)‖ in [0, π]: q is flipped to w ≥ 0 first, so the angle is 2 atan2(‖xyz‖, |w|)."""
+    w, x, y, z = q
+    return 2.0 * np.arctan2(np.sqrt(x * x + y * y + z * z), np.abs(w))
+
+
+def _quat_to_mat(q):
+    """R(q), row-major: (R00, R01, R02, R10, ..., R22)."""
+    w, x, y, z = q
+    return (
+        1.0 - 2.0 * (y * y + z * z),
+        2.0 * (x * y - w * z),
+        2.0 * (x * z + w * y),
+        2.0 * (x * y + w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z - w * x),
+        2.0 * (x * z - w * y),
+        2.0 * (y * z + w * x),
+        1.0 - 2.0 * (x * x + y * y),
+    )
+
+
+def _mat_vec(m, v):
+    """M v for a row-major 3x3 9-tuple M."""
+    vx, vy, vz = v
+    return (
+        m[0] * vx + m[1] * vy + m[2] * vz,
+        m[3] * vx + m[4] * vy + m[5] * vz,
+        m[6] * vx + m[7] * vy + m[8] * vz,
+    )
+
+
+def _mat_t_vec(m, v):
+    """Mᵀ v for a row-major 3x3 9-tuple M."""
+    vx, vy, vz = v
+    return (
+        m[0] * vx + m[3] * vy + m[6] * vz,
+        m[1] * vx + m[4] * vy + m[7] * vz,
+        m[2] * vx + m[5] * vy + m[8] * vz,
+    )
+
+
+# --- Numba scalar versions (tuples of floats in and out) ---------------------------------------------------
+
+quat_mul = _scalar(_quat_mul)
+quat_conj = _scalar(_quat_conj)
+quat_rotate = _scalar(_quat_rotate)
+quat_yaw = _scalar(_quat_yaw)
+quat_angle = _scalar(_quat_angle)
+quat_to_mat = _scalar(_quat_to_mat)
+mat_vec = _scalar(_mat_vec)
+mat_t_vec = _scalar(_mat_t_vec)
+
+
+@njit(cache=True)
+def quat_rotate_inv(q, v):
+    """R(q)ᵀ v: rotation by the conjugate."""
+    return quat_rotate(quat_conj(q), v)
+
+
+@njit(cache=True)
+def quat_diff_angle(a, b):
+    """angle(a, b) = ‖axis-angle(a ⊗ b⁻¹)‖ in [0, π] (spec B3)."""
+    return quat_angle(quat_mul(a, quat_conj(b)))
+
+
+@njit(cache=True)
+def quat_to_6d(q):
+    """The 6D rotation code of R(q): its first two columns, row-major (R00, R01, R10, R11, R20, R21)."""
+    m = quat_to_mat(q)
+    return (m[0], m[1], m[3], m[4], m[6], m[7])
+
+
+# --- NumPy versions ((..., 4) quaternions, (..., 3) vectors) -----------------------------------------------
+
+
+def quat_mul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _stack(_quat_mul(_components(a), _components(b)))
+
+
+def quat_conj_np(q: np.ndarray) -> np.ndarray:
+    return _stack(_quat_conj(_components(q)))
+
+
+def quat_rotate_np(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return _stack(_quat_rotate(_components(q), _components(v)))
+
+
+def quat_rotate_inv_np(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return quat_rotate_np(quat_conj_np(q), v)
+
+
+def quat_yaw_np(q: np.ndarray) -> np.ndarray:
+    return _stack(_quat_yaw(_components(q)))
+
+
+def quat_angle_np(q: np.ndarray) -> np.ndarray:
+    """(..., 4) -> (...,)."""
+    return _quat_angle(_components(q))
+
+
+def quat_diff_angle_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(..., 4), (..., 4) -> (...,)."""
+    return quat_angle_np(quat_mul_np(a, quat_conj_np(b)))
+
+
+def quat_to_mat_np(q: np.ndarray) -> np.ndarray:
+    """(..., 4) -> (..., 3, 3)."""
+    m = _stack(_quat_to_mat(_components(q)))
+    return m.reshape(*m.shape[:-1], 3, 3)
+
+
+def quat_to_6d_np(q: np.ndarray) -> np.ndarray:
+    """(..., 4) -> (..., 6)."""
+    m = quat_to_mat_np(q)
+    return m[..., :, :2].reshape(*m.shape[:-2], 6)
+
+
+def quat_from_euler(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> np.ndarray:
+    """Unit quaternions (w,x,y,z) of the ZYX rotation yaw * pitch * roll."""
+    cr, sr = np.cos(roll / 2), np.sin(roll / 2)
+    cp, sp = np.cos(pitch / 2), np.sin(pitch / 2)
+    cy, sy = np.cos(yaw / 2), np.sin(yaw / 2)
+    return np.stack(
+        [
+            cr * cp * cy + sr * sp * sy,
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+        ],
+        axis=-1,
+    )
+
+
+def quat_axes(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The x and z axes (first and third columns of R(q)) of unit quaternions (w,x,y,z)."""
+    m = quat_to_mat_np(q)
+    return m[..., :, 0], m[..., :, 2]

@@ -1,0 +1,100 @@
+"""The loaded-kernel object every implementation returns from ``kernels.load``.
+
+A kernel owns its outputs (allocated once at load) and, for the fused implementations, its per-thread
+scratch. ``update_state`` checks the snapshot against the task contract before touching anything, runs one
+step and returns the output dict (the same arrays every call: copy what you want to keep).
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+import numba
+import numpy as np
+
+from kernels.contract import TaskContract
+
+# Thread cap: a fused kernel uses at most one thread per MIN_ENVS_PER_THREAD envs. Below that, waking another
+# thread costs more than the envs it takes over. Measured with the cap lifted (README, "Thread cap"):
+#   FUSEGATE_MIN_ENVS_PER_THREAD=1 fusegate kernels bench --task g1_walk --impl handwritten \
+#       --num-envs 8,16,32,64,128 --threads 1,2 --repeats 50
+# On the 2-core development machine 2 threads tie 1 thread at 16 envs and win by 12% at 32 envs. The variable
+# overrides the rule for machines where waking a thread costs more (many sockets, SMT).
+MIN_ENVS_PER_THREAD = int(os.environ.get("FUSEGATE_MIN_ENVS_PER_THREAD", "16"))
+
+CACHE_LINE_BYTES = 64
+
+
+def max_threads() -> int:
+    """Threads Numba may use in this process (NUMBA_NUM_THREADS, itself capped by the CPU affinity)."""
+    return numba.config.NUMBA_NUM_THREADS
+
+
+def thread_cap(num_envs: int) -> int:
+    return max(1, min(max_threads(), num_envs // MIN_ENVS_PER_THREAD))
+
+
+def resolve_threads(num_envs: int, requested: int | None) -> int:
+    """The thread count a fused kernel runs with: the caller's request (default: all), capped by N."""
+    if requested is None:
+        return thread_cap(num_envs)
+    if isinstance(requested, bool) or not isinstance(requested, int | np.integer) or requested < 1:
+        raise ValueError(f"threads must be a positive integer, got {requested!r}")
+    if requested > max_threads():
+        raise ValueError(
+            f"threads={requested} exceeds the {max_threads()} threads Numba can use in this process; "
+            "lower it or raise NUMBA_NUM_THREADS before starting Python"
+        )
+    return min(int(requested), thread_cap(num_envs))
+
+
+def padded_scratch(rows: int, cols: int) -> np.ndarray:
+    """A float64 (rows, cols') array whose rows start on their own cache lines (no false sharing)."""
+    per_line = CACHE_LINE_BYTES // 8
+    padded = -(-cols // per_line) * per_line
+    raw = np.zeros(rows * padded + per_line, dtype=np.float64)
+    start = (-raw.ctypes.data % CACHE_LINE_BYTES) // 8
+    return raw[start : start + rows * padded].reshape(rows, padded)
+
+
+class Kernel(ABC):
+    """One implementation of one task, loaded for a fixed number of envs."""
+
+    impl: str = ""
+    parallel: bool = False
+
+    def __init__(self, contract: TaskContract, *, num_envs: int, threads: int | None, noise_level: float):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+            raise ValueError(
+                f"num_envs must be a positive integer (N = 0 is out of contract), got {num_envs!r}"
+            )
+        noise_level = float(noise_level)
+        if not np.isfinite(noise_level) or noise_level < 0:
+            raise ValueError(f"noise_level must be a finite number >= 0, got {noise_level!r}")
+        self.contract = contract
+        self.task = contract.task
+        self.num_envs = int(num_envs)
+        self.noise_level = noise_level
+        self.threads = resolve_threads(self.num_envs, threads) if self.parallel else 1
+        self.outputs = contract.allocate_outputs(num_envs=self.num_envs)
+
+    def update_state(self, snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.contract.check_snapshot(snap, num_envs=self.num_envs)
+        if self.parallel:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(self.threads)
+            try:
+                self._run(snap, self.outputs)
+            finally:
+                numba.set_num_threads(previous)
+        else:
+            self._run(snap, self.outputs)
+        return self.outputs
+
+    @abstractmethod
+    def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None: ...
+
+    def __repr__(self) -> str:
+        return f"<{self.task} {self.impl} N={self.num_envs} threads={self.threads}>"

@@ -1,0 +1,113 @@
+"""Parity of an implementation against the NumPy reference (spec E5), on fresh snapshots with poisoned outputs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from kernels import registry
+from kernels.reference import ATOL, RTOL
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArrayDiff:
+    name: str
+    kind: str  # "output" or "state"
+    max_abs: float
+    max_rel: float
+    mismatches: int  # elements outside tolerance (exact for uint8)
+    ok: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParityReport:
+    task: str
+    impl: str
+    num_envs: int
+    seed: int
+    threads: int
+    noise_level: float
+    arrays: tuple[ArrayDiff, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(a.ok for a in self.arrays)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ok": self.ok}
+
+
+def poison(out: dict[str, np.ndarray]) -> None:
+    """Fill outputs with values no kernel writes (NaN, or 0xFF for flags) so an unwritten element fails."""
+    for arr in out.values():
+        arr.fill(np.nan if arr.dtype.kind == "f" else np.iinfo(arr.dtype).max)
+
+
+def diff(name: str, kind: str, got: np.ndarray, want: np.ndarray) -> ArrayDiff:
+    if got.dtype.kind != "f":
+        bad = int(np.count_nonzero(got != want))
+        return ArrayDiff(
+            name=name, kind=kind, max_abs=float(bad > 0), max_rel=float(bad > 0), mismatches=bad, ok=bad == 0
+        )
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    same = (g == w) | (np.isnan(g) & np.isnan(w))  # equal infinities and NaN on both sides agree
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(same, 0.0, np.abs(g - w))
+        err = np.where(np.isnan(err), np.inf, err)  # NaN on one side only
+        rel = err / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
+    bad = int(np.count_nonzero(err > ATOL + RTOL * np.abs(np.nan_to_num(w, posinf=0.0, neginf=0.0))))
+    return ArrayDiff(
+        name=name,
+        kind=kind,
+        max_abs=float(err.max(initial=0.0)),
+        max_rel=float(np.where(err == 0, 0.0, rel).max(initial=0.0)),
+        mismatches=bad,
+        ok=bad == 0,
+    )
+
+
+def compare_on(
+    snap: dict[str, np.ndarray],
+    *,
+    task: str,
+    impl: str,
+    threads: int | None = None,
+    noise_level: float | None = None,
+    seed: int = -1,
+) -> ParityReport:
+    """Run the reference and ``impl`` on independent copies of ``snap`` (outputs poisoned) and compare."""
+    num_envs = snap[registry.contract(task).inputs[0].name].shape[0]
+    ref = registry.load(task, registry.REFERENCE, num_envs=num_envs, noise_level=noise_level)
+    fast = registry.load(task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level)
+    ref_snap, fast_snap = registry.copy_snapshot(snap), registry.copy_snapshot(snap)
+    poison(ref.outputs)
+    poison(fast.outputs)
+    want = ref.update_state(ref_snap)
+    got = fast.update_state(fast_snap)
+    contract = registry.contract(task)
+    arrays = [diff(s.name, "output", got[s.name], want[s.name]) for s in contract.outputs]
+    arrays += [diff(s.name, "state", fast_snap[s.name], ref_snap[s.name]) for s in contract.state]
+    return ParityReport(
+        task=task,
+        impl=impl,
+        num_envs=num_envs,
+        seed=seed,
+        threads=fast.threads,
+        noise_level=fast.noise_level,
+        arrays=tuple(arrays),
+    )
+
+
+def compare(
+    *,
+    task: str,
+    impl: str,
+    num_envs: int,
+    seed: int,
+    threads: int | None = None,
+    noise_level: float | None = None,
+) -> ParityReport:
+    """Parity of ``impl`` on the fresh synthetic snapshot ``make_inputs(task, num_envs, seed)``."""
+    snap = registry.make_inputs(task, num_envs, seed)
+    return compare_on(snap, task=task, impl=impl, threads=threads, noise_level=noise_level, seed=seed)

@@ -1,0 +1,84 @@
+"""What exists: tasks, implementations, and how to load one (the API other tools build on)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from types import ModuleType
+
+import numpy as np
+
+from kernels.contract import TaskContract
+from kernels.kernel import Kernel
+
+# task -> module holding its constants and CONTRACT
+_TASK_MODULES = {"g1_walk": "kernels.tasks.g1_walk"}
+TASKS: tuple[str, ...] = tuple(_TASK_MODULES)
+
+# implementation -> "module:Class" per task. "numpy" is the reference every other one is checked against.
+_IMPLEMENTATIONS: dict[str, dict[str, str]] = {
+    "numpy": {
+        "g1_walk": "kernels.reference.kernel:ReferenceWalk",
+    },
+    "handwritten": {
+        "g1_walk": "kernels.handwritten.g1_walk:HandwrittenWalk",
+    },
+}
+IMPLS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)
+REFERENCE = "numpy"
+
+
+def _check_task(task: str) -> str:
+    if task not in _TASK_MODULES:
+        raise ValueError(f"unknown task {task!r}; known tasks: {', '.join(TASKS)}")
+    return task
+
+
+def task_module(task: str) -> ModuleType:
+    return import_module(_TASK_MODULES[_check_task(task)])
+
+
+def contract(task: str) -> TaskContract:
+    return task_module(task).CONTRACT
+
+
+def _kernel_class(task: str, impl: str) -> Callable[..., Kernel]:
+    _check_task(task)
+    if impl not in _IMPLEMENTATIONS:
+        raise ValueError(f"unknown implementation {impl!r}; known implementations: {', '.join(IMPLS)}")
+    target = _IMPLEMENTATIONS[impl].get(task)
+    if target is None:
+        raise ValueError(f"implementation {impl!r} has no kernel for task {task!r}")
+    module, name = target.split(":")
+    return getattr(import_module(module), name)
+
+
+def load(
+    task: str,
+    impl: str = "handwritten",
+    *,
+    num_envs: int,
+    threads: int | None = None,
+    noise_level: float | None = None,
+) -> Kernel:
+    """Load ``impl`` of ``task`` for ``num_envs`` envs.
+
+    ``threads`` defaults to the measured cap for N (see ``kernels.kernel.MIN_ENVS_PER_THREAD``); a request is
+    also capped by N. ``noise_level`` defaults to the task's (1.0); 0.0 gives the noise-free observations.
+    """
+    cls = _kernel_class(task, impl)
+    level = task_module(task).NOISE_LEVEL if noise_level is None else noise_level
+    return cls(num_envs=num_envs, threads=threads, noise_level=level)
+
+
+def make_inputs(task: str, num_envs: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """A deterministic synthetic snapshot (spec E4): the task's input and state arrays, by spec E name."""
+    from kernels import synthetic
+
+    _check_task(task)
+    return synthetic.make_inputs(task, num_envs, seed)
+
+
+def copy_snapshot(snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """An independent copy (state arrays are updated in place, so each implementation needs its own)."""
+    return {name: arr.copy() for name, arr in snap.items()}

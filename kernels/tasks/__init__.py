@@ -1,0 +1,1 @@
+"""One module per task: constants, reward scales and the hot-slice array contract."""

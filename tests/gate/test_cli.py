@@ -1,0 +1,99 @@
+"""The fusegate command line: exit codes, JSON shape, errors at the boundary."""
+
+import json
+
+import pytest
+
+from gate import cli
+
+
+def test_parity_json_passes(capsys):
+    code = cli.main(
+        [
+            "kernels",
+            "parity",
+            "--task",
+            "g1_walk",
+            "--impl",
+            "handwritten",
+            "--num-envs",
+            "5,300",
+            "--seeds",
+            "1",
+            "--json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["ok"] is True
+    assert len(report["cases"]) == 2 * 2 * 2  # N x threads x noise levels
+    assert {a["name"] for a in report["cases"][0]["arrays"]} >= {"reward", "done", "obs", "privileged_obs"}
+
+
+def test_parity_fails_with_exit_1(capsys, monkeypatch):
+    from kernels.reference import g1_walk
+
+    monkeypatch.setitem(g1_walk.REWARD_TERMS, "orientation", lambda s: s.upvector_torso[:, 0] * 0)
+    code = cli.main(
+        ["kernels", "parity", "--task", "g1_walk", "--num-envs", "50", "--seeds", "0", "--threads", "1"]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "parity FAILED" in out
+
+
+def test_bench_json_has_every_cell_and_the_copy(capsys):
+    code = cli.main(
+        [
+            "kernels",
+            "bench",
+            "--task",
+            "g1_walk",
+            "--num-envs",
+            "20",
+            "--threads",
+            "1,2",
+            "--repeats",
+            "3",
+            "--json",
+        ]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert data["machine"]["threading_layer"]
+    assert [(c["num_envs"], c["threads"]) for c in data["cells"]] == [
+        (20, 1),
+        (20, 1),
+    ]  # capped: 20 envs, 1 thread
+    row_impls = [r["impl"] for r in data["cells"][0]["rows"]]
+    assert row_impls == ["numpy", "handwritten", "copy"]
+    for row in data["cells"][0]["rows"]:
+        assert row["samples"] == 3
+        assert row["ms_median"] > 0
+        assert row["gb_per_s"] > 0
+
+
+def test_bench_table_is_printed(capsys):
+    code = cli.main(
+        ["kernels", "bench", "--impl", "handwritten", "--num-envs", "64", "--threads", "1", "--repeats", "2"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "handwritten" in out and "% copy" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["kernels", "bench", "--task", "g9"], "unknown value(s) g9; choose from"),
+        (["kernels", "bench", "--impl", "numpy,turbo"], "unknown value(s) turbo"),
+        (["kernels", "bench", "--num-envs", "0"], "expected a positive integer, got 0"),
+        (["kernels", "parity", "--threads", "x"], "expected a positive integer, got 'x'"),
+        (["kernels", "parity", "--noise-level", "-1"], "noise level must be >= 0"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,118 @@
+"""Behaviour every implementation shares: NaN isolation, noise off, no per-env allocation, the thread cap."""
+
+import numpy as np
+import pytest
+from numba.core.runtime import rtsys
+
+import kernels
+from kernels import kernel as kernel_mod
+from kernels import parity
+from kernels.tasks import g1_walk as walk
+
+IMPL_CASES = [(task, impl) for task in kernels.TASKS for impl in kernels.IMPLS]
+
+
+@pytest.mark.parametrize("impl", kernels.IMPLS)
+def test_walk_nan_in_qpos_ends_that_env_only(impl):
+    n, bad_env = 300, 117
+    clean = kernels.make_inputs("g1_walk", n, seed=11)
+    dirty = kernels.copy_snapshot(clean)
+    dirty["qpos"][bad_env, 10] = np.nan
+    k_clean = kernels.load("g1_walk", impl, num_envs=n, threads=2)
+    k_dirty = kernels.load("g1_walk", impl, num_envs=n, threads=2)
+    want = {name: a.copy() for name, a in k_clean.update_state(clean).items()}
+    got = k_dirty.update_state(dirty)
+    assert got["done"][bad_env] == 1
+    others = np.arange(n) != bad_env
+    for name in ("reward", "done", "obs", "privileged_obs"):
+        np.testing.assert_array_equal(got[name][others], want[name][others], err_msg=name)
+    for name in ("phase", "feet_air_time", "last_contact", "feet_peak_height"):
+        np.testing.assert_array_equal(dirty[name][others], clean[name][others], err_msg=name)
+
+
+@pytest.mark.parametrize("impl", kernels.IMPLS)
+def test_walk_noise_level_zero_gives_the_noise_free_values_exactly(impl):
+    snap = kernels.make_inputs("g1_walk", 257, seed=2)
+    out = kernels.load("g1_walk", impl, num_envs=257, noise_level=0.0).update_state(snap)
+    obs, priv = out["obs"], out["privileged_obs"]
+    pairs = [
+        (walk.OBS_LINVEL, walk.PRIV_LINVEL, 3),
+        (walk.OBS_GYRO, walk.PRIV_GYRO, 3),
+        (walk.OBS_GRAVITY, walk.PRIV_GRAVITY, 3),
+        (walk.OBS_JOINT_POS, walk.PRIV_JOINT_POS, walk.NUM_JOINTS),
+        (walk.OBS_JOINT_VEL, walk.PRIV_JOINT_VEL, walk.NUM_JOINTS),
+    ]
+    for o, p, width in pairs:
+        np.testing.assert_array_equal(obs[:, o : o + width], priv[:, p : p + width])
+    noisy = kernels.load("g1_walk", impl, num_envs=257, noise_level=1.0).update_state(
+        kernels.make_inputs("g1_walk", 257, seed=2)
+    )
+    assert not np.array_equal(noisy["obs"][:, :3], priv[:, walk.PRIV_LINVEL : walk.PRIV_LINVEL + 3])
+
+
+@pytest.mark.parametrize(("task", "impl"), [c for c in IMPL_CASES if c[1] != kernels.REFERENCE])
+def test_fused_kernels_allocate_nothing_per_env(task, impl):
+    """Warm calls make only Numba's fixed per-launch runtime allocations: the same count at any N or threads."""
+    counts = set()
+    for n, threads in ((1000, 1), (4099, 2), (20000, 2)):
+        snap = kernels.make_inputs(task, n, seed=0)
+        k = kernels.load(task, impl, num_envs=n, threads=threads)
+        k.update_state(snap)
+        before = rtsys.get_allocation_stats()
+        for _ in range(3):
+            k.update_state(snap)
+        after = rtsys.get_allocation_stats()
+        assert after.alloc - before.alloc == after.free - before.free, "a warm call leaked runtime memory"
+        counts.add((after.alloc - before.alloc) / 3)
+    assert len(counts) == 1, f"allocations per call vary with N or threads: {counts}"
+
+
+def test_thread_cap_by_num_envs():
+    per = kernel_mod.MIN_ENVS_PER_THREAD
+    top = kernel_mod.max_threads()
+    assert kernel_mod.resolve_threads(1, None) == 1
+    assert kernel_mod.resolve_threads(per - 1, None) == 1
+    assert kernel_mod.resolve_threads(per * 64, None) == top
+    assert kernel_mod.resolve_threads(per * 64, 1) == 1
+    assert kernel_mod.resolve_threads(per, top) == 1  # capped by N even when asked for more
+    k = kernels.load("g1_walk", "handwritten", num_envs=7, threads=top)
+    assert k.threads == 1
+    assert kernels.load("g1_walk", "numpy", num_envs=per * 64).threads == 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_bad_thread_request(bad):
+    with pytest.raises(ValueError, match="threads"):
+        kernels.load("g1_walk", "handwritten", num_envs=1000, threads=bad)
+
+
+def test_thread_request_beyond_numba_pool():
+    with pytest.raises(ValueError, match="NUMBA_NUM_THREADS"):
+        kernels.load("g1_walk", "handwritten", num_envs=10**6, threads=kernel_mod.max_threads() + 1)
+
+
+def test_compiled_kernels_are_cached_under_the_source_hash():
+    """An edit anywhere in kernels/ (constants, geometry) moves the cache, so no stale kernel is loaded."""
+    from kernels import _cache
+    from kernels.handwritten import g1_walk
+
+    assert kernels.NUMBA_CACHE_DIR.name == _cache.source_hash()
+    for module in (g1_walk,):
+        assert module.update_state_kernel._cache._cache_path.startswith(str(kernels.NUMBA_CACHE_DIR))
+
+
+@pytest.mark.parametrize("impl", kernels.IMPLS)
+def test_walk_infinities_are_not_nan(impl):
+    """Only NaN ends an env (spec A5); +inf and -inf together (whose sum is NaN) must not be mistaken for it."""
+    snap = kernels.make_inputs("g1_walk", 40, seed=9)
+    snap["sensordata"][:, 70:73] = 0  # no contact terminations
+    snap["sensordata"][:, 2] = 0.9  # upright
+    snap["qpos"][3, 20] = np.inf
+    snap["qpos"][3, 21] = -np.inf
+    snap["qvel"][5, 30] = np.nan
+    if impl != kernels.REFERENCE:
+        assert parity.compare_on(kernels.copy_snapshot(snap), task="g1_walk", impl=impl).ok
+    done = kernels.load("g1_walk", impl, num_envs=40).update_state(snap)["done"]
+    assert done[3] == 0
+    assert done[5] == 1
+    assert done.sum() == 1

@@ -1,0 +1,21 @@
+"""Lint and format are part of the test command (ruff, configured in pyproject.toml)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ruff(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_ruff_lint():
+    result = _ruff("check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format():
+    result = _ruff("format", "--check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
