@@ -26,6 +26,7 @@ class ArraySpec:
     name: str
     shape: tuple[Dim, ...]
     dtype: np.dtype
+    indexes: str | None = None  # "T": every value is an index into the T axis, checked to lie in [0, T-1]
 
     def concrete_shape(self, *, num_envs: int, frames: int | None = None) -> tuple[int, ...]:
         sizes = {"N": num_envs, "T": frames}
@@ -79,6 +80,9 @@ class TaskContract:
                         and arr.flags.c_contiguous
                     ):
                         raise LookupError
+                for name in self._index_arrays:
+                    if snap[name].min() < 0 or snap[name].max() >= frames:
+                        raise LookupError
         except (LookupError, TypeError, AttributeError, IndexError):
             # Raises for any real breach; returns for the rare valid layouts the fast test does not cover
             # (C-contiguous arrays whose size-1 dimensions carry unusual strides).
@@ -96,6 +100,10 @@ class TaskContract:
         per_frame = tuple((s.name, s.dtype, s.shape[1:]) for s in self.snapshot if "T" in s.shape)
         assert all(s.shape[0] == "T" for s in self.snapshot if "T" in s.shape)
         return fixed, per_frame
+
+    @functools.cached_property
+    def _index_arrays(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.snapshot if s.indexes == "T")
 
     def _explain(self, snap: Mapping[str, np.ndarray], *, num_envs: int) -> None:
         if not isinstance(snap, Mapping):
@@ -119,6 +127,14 @@ class TaskContract:
             ):
                 frames = arr.shape[spec.shape.index("T")]
             _check_array(self.task, spec, arr, num_envs=num_envs, frames=frames, in_place=spec in self.state)
+        for name in self._index_arrays:
+            lo, hi = int(snap[name].min()), int(snap[name].max())
+            if lo < 0 or hi >= frames:
+                raise ValueError(
+                    f"{self.task}: array {name!r} holds motion frames, so its values must lie in [0, T - 1] = "
+                    f"[0, {frames - 1}] (the library has T = {frames} frames), got values from {lo} to {hi}; "
+                    "wrap or resample them before the call"
+                )
 
     def allocate_outputs(self, *, num_envs: int) -> dict[str, np.ndarray]:
         return {s.name: np.empty(s.concrete_shape(num_envs=num_envs), s.dtype) for s in self.outputs}

@@ -12,16 +12,18 @@ from kernels.contract import TaskContract
 from kernels.kernel import Kernel
 
 # task -> module holding its constants and CONTRACT
-_TASK_MODULES = {"g1_walk": "kernels.tasks.g1_walk"}
+_TASK_MODULES = {"g1_walk": "kernels.tasks.g1_walk", "g1_motion": "kernels.tasks.g1_motion"}
 TASKS: tuple[str, ...] = tuple(_TASK_MODULES)
 
 # implementation -> "module:Class" per task. "numpy" is the reference every other one is checked against.
 _IMPLEMENTATIONS: dict[str, dict[str, str]] = {
     "numpy": {
         "g1_walk": "kernels.reference.kernel:ReferenceWalk",
+        "g1_motion": "kernels.reference.kernel:ReferenceMotion",
     },
     "handwritten": {
         "g1_walk": "kernels.handwritten.g1_walk:HandwrittenWalk",
+        "g1_motion": "kernels.handwritten.g1_motion:HandwrittenMotion",
     },
 }
 IMPLS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)

@@ -19,6 +19,10 @@ def make_inputs(task: str, num_envs: int, seed: int) -> dict[str, np.ndarray]:
         from kernels.synthetic.g1_walk import make_walk_inputs
 
         return make_walk_inputs(int(num_envs), seed)
+    if task == "g1_motion":
+        from kernels.synthetic.g1_motion import make_motion_inputs
+
+        return make_motion_inputs(int(num_envs), seed)
     raise ValueError(f"no synthetic snapshot for task {task!r}")
 
 

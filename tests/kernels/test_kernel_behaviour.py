@@ -94,10 +94,10 @@ def test_thread_request_beyond_numba_pool():
 def test_compiled_kernels_are_cached_under_the_source_hash():
     """An edit anywhere in kernels/ (constants, geometry) moves the cache, so no stale kernel is loaded."""
     from kernels import _cache
-    from kernels.handwritten import g1_walk
+    from kernels.handwritten import g1_motion, g1_walk
 
     assert kernels.NUMBA_CACHE_DIR.name == _cache.source_hash()
-    for module in (g1_walk,):
+    for module in (g1_walk, g1_motion):
         assert module.update_state_kernel._cache._cache_path.startswith(str(kernels.NUMBA_CACHE_DIR))
 
 
