@@ -1,0 +1,135 @@
+"""Machine and software fingerprints recorded with every result (GATE.md, "Where results live").
+
+Read from ``/proc`` and ``/sys`` (Linux) without extra packages. ``machine_id`` hashes the parts that change
+what a benchmark can do (CPU, topology, caches, memory), not the host name, so two identical runners of a fleet
+compare as one kind of machine while their host names stay on record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from kernels.placement import numa_nodes
+
+FINGERPRINT_VERSION = 1
+_CPU_ROOT = Path("/sys/devices/system/cpu")
+_NODE_ROOT = Path("/sys/devices/system/node")
+
+
+def _read(path: Path, default: str = "") -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return default
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first processor block of /proc/cpuinfo."""
+    info: dict[str, str] = {}
+    for line in _read(Path("/proc/cpuinfo")).splitlines():
+        if not line.strip():
+            if info:
+                break
+            continue
+        key, _, value = line.partition(":")
+        info.setdefault(key.strip(), value.strip())
+    return info
+
+
+def _topology() -> tuple[int, int]:
+    """(physical cores, sockets) from sysfs topology."""
+    cores, sockets = set(), set()
+    for cpu in _CPU_ROOT.glob("cpu[0-9]*"):
+        package = _read(cpu / "topology" / "physical_package_id", "0")
+        sockets.add(package)
+        cores.add((package, _read(cpu / "topology" / "core_id", cpu.name)))
+    return len(cores) or (os.cpu_count() or 1), len(sockets) or 1
+
+
+def _caches() -> list[dict]:
+    caches = []
+    for index in sorted((_CPU_ROOT / "cpu0" / "cache").glob("index[0-9]*")):
+        caches.append(
+            {
+                "level": int(_read(index / "level", "0")),
+                "type": _read(index / "type"),
+                "size": _read(index / "size"),
+                "shared_with_cpus": _read(index / "shared_cpu_list"),
+            }
+        )
+    return caches
+
+
+def _meminfo_kb(path: Path, key: str) -> int:
+    """``key`` in kB from /proc/meminfo ('MemTotal: 123 kB') or a node's meminfo ('Node 0 MemTotal: 123 kB')."""
+    for line in _read(path).splitlines():
+        if key in line:
+            return int(line.split(key, 1)[1].split()[0])
+    return 0
+
+
+def machine() -> dict:
+    cpu = _cpuinfo()
+    cores, sockets = _topology()
+    nodes = {}
+    for node, cpus in numa_nodes().items():
+        mem_kb = _meminfo_kb(_NODE_ROOT / f"node{node}" / "meminfo", "MemTotal:")
+        nodes[str(node)] = {"cpus": list(cpus), "memory_mb": mem_kb // 1024}
+    return {
+        "version": FINGERPRINT_VERSION,
+        "hostname": platform.node(),
+        "arch": platform.machine(),
+        "cpu_model": cpu.get("model name", platform.processor()),
+        "cpu_vendor": cpu.get("vendor_id", ""),
+        "cpu_flags": sorted(cpu.get("flags", "").split()),
+        "logical_cpus": os.cpu_count(),
+        "physical_cores": cores,
+        "sockets": sockets,
+        "numa_nodes": nodes,
+        "caches": _caches(),
+        "ram_mb": _meminfo_kb(Path("/proc/meminfo"), "MemTotal:") // 1024,
+        "kernel": platform.release(),
+    }
+
+
+def machine_id(fingerprint: dict) -> str:
+    """A stable hash of what makes two machines comparable (everything but host name and kernel)."""
+    keys = (
+        "arch",
+        "cpu_model",
+        "cpu_flags",
+        "logical_cpus",
+        "physical_cores",
+        "sockets",
+        "numa_nodes",
+        "caches",
+    )
+    payload = json.dumps({k: fingerprint[k] for k in keys}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def software(threading_layer: str | None = None) -> dict:
+    import numba
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return {
+        "version": FINGERPRINT_VERSION,
+        "python": sys.version.split()[0],
+        "numpy": version("numpy"),
+        "numba": version("numba"),
+        "llvmlite": version("llvmlite"),
+        "mujoco": version("mujoco"),
+        "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
+        "threading_layer": threading_layer,
+    }
