@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import kernels
 from gate import render
-from kernels import bench, parity
+from kernels import bench, parity, registry
 
 DEFAULT_BENCH_ENVS = (2048, 8192, 32768, 131072)
 DEFAULT_BENCH_THREADS = (1, 2)
@@ -68,6 +68,7 @@ def cmd_kernels_parity(args: argparse.Namespace) -> int:
         (task, impl, n, seed, threads, noise)
         for task in args.task
         for impl in impls
+        if impl in registry.available(task)
         for n in args.num_envs
         for seed in args.seeds
         for threads in args.threads
@@ -104,7 +105,7 @@ def _bench(tasks: list[str], impls: list[str], num_envs: list[int], threads: lis
             results.append(
                 bench.run_cell(
                     task=task,
-                    impls=impls,
+                    impls=[impl for impl in impls if impl in registry.available(task)],
                     num_envs=n,
                     threads=th,
                     repeats=repeats,
@@ -114,31 +115,63 @@ def _bench(tasks: list[str], impls: list[str], num_envs: list[int], threads: lis
     return results
 
 
-def _print_bench(results: list, *, as_json: bool) -> None:
+def _jit(tasks: list[str], impls: list[str]) -> list[dict]:
+    pairs = [(t, i) for t in tasks for i in impls if i in registry.available(t) and i != kernels.REFERENCE]
+    results = []
+    with _progress(render.console(stderr=True)) as progress:
+        job = progress.add_task("compile", total=len(pairs))
+        for task, impl in pairs:
+            progress.update(job, description=f"compile and cache-load {task} {impl} (fresh processes)")
+            results.append(bench.jit_times(task, impl))
+            progress.advance(job)
+    return results
+
+
+def _bench_and_print(args: argparse.Namespace, tasks: list[str], impls: list[str]) -> int:
+    results = _bench(tasks, impls, args.num_envs, args.threads, args.repeats)
+    jit = [] if args.no_jit else _jit(tasks, impls)
     machine = bench.machine_summary()
-    if as_json:
-        print(json.dumps({"machine": machine, "cells": [c.to_dict() for c in results]}, indent=2))
-        return
-    title = (
-        f"update_state benchmark on {machine['cpu'] or 'this machine'} ({machine['cpus_usable']} CPUs, "
-        f"numba {machine['numba']} {machine['threading_layer']}): median of interleaved rounds"
-    )
-    render.console().print(render.bench_table(results, title))
+    if args.json:
+        print(json.dumps({"machine": machine, "cells": [c.to_dict() for c in results], "jit": jit}, indent=2))
+    else:
+        title = (
+            f"update_state benchmark on {machine['cpu'] or 'this machine'} ({machine['cpus_usable']} CPUs, "
+            f"numba {machine['numba']} {machine['threading_layer']}): median of interleaved rounds"
+        )
+        render.console().print(render.bench_table(results, title))
+        if jit:
+            render.console().print(render.jit_table(jit))
+    return 0 if all(row["parity_ok"] for c in results for row in c.rows) else 1
 
 
 def cmd_kernels_bench(args: argparse.Namespace) -> int:
-    results = _bench(args.task, args.impl, args.num_envs, args.threads, args.repeats)
-    _print_bench(results, as_json=args.json)
-    return 0 if all(row["parity_ok"] for c in results for row in c.rows) else 1
+    return _bench_and_print(args, args.task, args.impl)
+
+
+def cmd_kernels_show_source(args: argparse.Namespace) -> int:
+    """Print the source the ``assembled`` implementation generates for a task's plan."""
+    from importlib import import_module
+
+    plan = registry.default_plan(args.task) if args.plan is None else _read_plan(args.task, args.plan)
+    generator = import_module(f"kernels.assembled.{args.task}")
+    print(generator.generate(plan), end="")
+    return 0
+
+
+def _read_plan(task: str, path: str):
+    from kernels.spec import plan_from_json
+
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as exc:
+        raise ValueError(f"cannot read plan file {path}: {exc.strerror}") from None
+    return plan_from_json(text, base=registry.default_plan(task), source=path)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """The main job: this machine's kernel benchmark table, every task and implementation."""
-    results = _bench(
-        list(kernels.TASKS), list(kernels.IMPLS), list(args.num_envs), list(args.threads), args.repeats
-    )
-    _print_bench(results, as_json=args.json)
-    return 0 if all(row["parity_ok"] for c in results for row in c.rows) else 1
+    return _bench_and_print(args, list(kernels.TASKS), list(kernels.IMPLS))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -167,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
     _task_impl_options(bench_cmd)
     _bench_options(bench_cmd, repeats=20)
     bench_cmd.set_defaults(func=cmd_kernels_bench)
+
+    show = kernel_commands.add_parser("show-source", help="print the generated source of an assembled kernel")
+    show.add_argument("--task", choices=kernels.TASKS, required=True)
+    show.add_argument(
+        "--plan", metavar="FILE", help="a plan as JSON (kernels.spec format); default: the task's"
+    )
+    show.set_defaults(func=cmd_kernels_show_source)
     return parser
 
 
@@ -188,6 +228,9 @@ def _bench_options(p: argparse.ArgumentParser, *, repeats: int) -> None:
     )
     p.add_argument("--repeats", type=_positive_int, default=repeats, help="interleaved rounds per cell")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--no-jit", action="store_true", help="skip measuring compile and cache-load time in fresh processes"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

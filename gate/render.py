@@ -60,6 +60,7 @@ def bench_table(cells: list[CellResult], title: str) -> Table:
         ("IQR %", "right"),
         ("M env-steps/s", "right"),
         ("x numpy", "right"),
+        ("/ hand", "right"),
         ("MB/call", "right"),
         ("GB/s", "right"),
         ("% copy", "right"),
@@ -73,7 +74,7 @@ def bench_table(cells: list[CellResult], title: str) -> Table:
             if not row["parity_ok"]:
                 table.add_row(
                     cell.task, str(cell.num_envs), str(row["threads"]), row["impl"],
-                    f"[red]parity failed: {row['parity_failed_arrays']}[/]", *[""] * 8,
+                    f"[red]parity failed: {row['parity_failed_arrays']}[/]", *[""] * 9,
                 )  # fmt: skip
                 continue
             table.add_row(
@@ -85,6 +86,7 @@ def bench_table(cells: list[CellResult], title: str) -> Table:
                 _num(row["iqr_pct"], ".1f"),
                 _num(row["menv_steps_per_s"], ".2f"),
                 _num(row["speedup_vs_numpy"], ".1f"),
+                _num(row["vs_handwritten"], ".3f"),
                 _num(cell.bytes_per_call / 1e6, ".1f"),
                 _num(row["gb_per_s"], ".1f"),
                 _num(row["pct_of_copy"], ".0f"),
@@ -92,6 +94,19 @@ def bench_table(cells: list[CellResult], title: str) -> Table:
                 str(row["samples"]),
             )
         table.add_section()
+    return table
+
+
+def jit_table(rows: list[dict]) -> Table:
+    table = Table(
+        title="JIT, in fresh processes: compile (empty cache) and cache load, apart from steady state"
+    )
+    for col in ("task", "impl", "compile s", "cache load s", "import kernels s"):
+        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+    for r in rows:
+        table.add_row(
+            r["task"], r["impl"], f"{r['compile_s']:.2f}", f"{r['cache_load_s']:.3f}", f"{r['import_s']:.3f}"
+        )
     return table
 
 

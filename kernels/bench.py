@@ -15,9 +15,13 @@ counted once per call, not per env. Write-allocate traffic is not counted, neith
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -30,6 +34,7 @@ from kernels import parity, registry
 from kernels.kernel import Kernel, resolve_threads
 
 COPY = "copy"
+BASELINE = "handwritten"
 
 
 @njit(parallel=True, cache=True)
@@ -180,6 +185,7 @@ def _row(t: Timing, runners: list[_Runner], num_envs: int, nbytes: int) -> dict:
     median = t.median
     copy_bw = nbytes / by_impl[COPY].median
     ref = by_impl.get(registry.REFERENCE)
+    hand = by_impl.get(BASELINE)
     return {
         "impl": t.impl,
         "threads": t.threads,
@@ -192,11 +198,65 @@ def _row(t: Timing, runners: list[_Runner], num_envs: int, nbytes: int) -> dict:
         "iqr_pct": 100 * (t.quantile(0.75) - t.quantile(0.25)) / median if t.samples else float("nan"),
         "menv_steps_per_s": num_envs / median / 1e6 if t.impl != COPY else float("nan"),
         "speedup_vs_numpy": (ref.median / median) if ref and ref.samples and t.impl != COPY else float("nan"),
+        # Paired: the median over rounds of this round's time over the hand-written kernel's in the same round.
+        **_paired_ratio(t, hand),
         "gb_per_s": nbytes / median / 1e9,
         "pct_of_copy": 100 * (nbytes / median) / copy_bw,
         "cpu_util": statistics.median(t.cpu) if t.cpu else float("nan"),
         "first_call_ms": t.first_call_s * 1e3,
     }
+
+
+def _paired_ratio(t: Timing, base: Timing | None) -> dict:
+    if base is None or t.impl in (COPY, BASELINE) or not t.samples or len(base.samples) != len(t.samples):
+        return {
+            "vs_handwritten": float("nan"),
+            "vs_handwritten_p25": float("nan"),
+            "vs_handwritten_p75": float("nan"),
+        }
+    ratios = np.array(t.samples) / np.array(base.samples)
+    p25, median, p75 = np.quantile(ratios, [0.25, 0.5, 0.75])
+    return {
+        "vs_handwritten": float(median),
+        "vs_handwritten_p25": float(p25),
+        "vs_handwritten_p75": float(p75),
+    }
+
+
+_JIT_PROBE = """
+import json, sys, time
+t0 = time.perf_counter()
+import kernels
+t1 = time.perf_counter()
+k = kernels.load(sys.argv[1], sys.argv[2], num_envs=64)
+snap = kernels.make_inputs(sys.argv[1], 64, 0)
+t2 = time.perf_counter()
+k.update_state(snap)
+t3 = time.perf_counter()
+k.update_state(snap)
+t4 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "load_s": (t2 - t1) + (t3 - t2) - (t4 - t3)}))
+"""
+
+
+def jit_times(task: str, impl: str) -> dict:
+    """Compile time (empty Numba cache) and cache-load time (the same cache, a second fresh process) of
+    ``impl``: seconds from ``kernels.load`` to the end of the first call, less one warm call, each in a fresh
+    process, so neither is mixed into steady-state time. Import time of ``kernels`` is reported apart."""
+    with tempfile.TemporaryDirectory(prefix="fusegate-jit-") as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        runs = []
+        for _ in range(2):
+            out = subprocess.run(
+                [sys.executable, "-c", _JIT_PROBE, task, impl],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
+            runs.append(json.loads(out.stdout))
+    return {"task": task, "impl": impl, "compile_s": runs[0]["load_s"], "cache_load_s": runs[1]["load_s"],
+            "import_s": runs[1]["import_s"]}  # fmt: skip
 
 
 def machine_summary() -> dict:

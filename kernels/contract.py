@@ -7,11 +7,16 @@ snapshot happens before any output is touched, so a refused call changes nothing
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from kernels.spec import TaskPlan
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -135,6 +140,16 @@ class TaskContract:
                     f"[0, {frames - 1}] (the library has T = {frames} frames), got values from {lo} to {hi}; "
                     "wrap or resample them before the call"
                 )
+
+    def for_plan(self, plan: TaskPlan) -> TaskContract:
+        """This contract with the outputs a plan writes: one array per observation group, one log per reward."""
+        outputs = (
+            ArraySpec(name="reward", shape=("N",), dtype=F32),
+            ArraySpec(name="done", shape=("N",), dtype=U8),
+            *(ArraySpec(name=g.name, shape=("N", plan.width(g.name)), dtype=F32) for g in plan.observations),
+            ArraySpec(name="term_means", shape=(len(plan.rewards),), dtype=F64),
+        )
+        return dataclasses.replace(self, outputs=outputs, terms=plan.reward_names)
 
     def allocate_outputs(self, *, num_envs: int) -> dict[str, np.ndarray]:
         return {s.name: np.empty(s.concrete_shape(num_envs=num_envs), s.dtype) for s in self.outputs}

@@ -11,7 +11,8 @@ Each formula is written once, on components (a tuple of floats or a tuple of arr
 
 The three composites (inverse rotation, angle between two quaternions, 6D code) are composed from the
 formulas in each form. ``mat_vec`` / ``mat_t_vec`` exist only as scalars: kernels rotate many vectors by one
-matrix, the reference rotates with quaternions. The inverse of a unit quaternion is its conjugate; nothing here
+matrix, the reference rotates with quaternions; so do the kernels' gathers (``vec3_at``, ``quat_at``) and the
+small vector helpers ``sub3`` / ``sq_norm3``. The inverse of a unit quaternion is its conjugate; nothing here
 normalises.
 """
 
@@ -149,6 +150,28 @@ def quat_to_6d(q):
     """The 6D rotation code of R(q): its first two columns, row-major (R00, R01, R10, R11, R20, R21)."""
     m = quat_to_mat(q)
     return (m[0], m[1], m[3], m[4], m[6], m[7])
+
+
+@njit(cache=True)
+def vec3_at(a, row, b):
+    """a[row, b, 0:3] of a float32 (.., .., 3) array as a 3-tuple of float64."""
+    return (float(a[row, b, 0]), float(a[row, b, 1]), float(a[row, b, 2]))
+
+
+@njit(cache=True)
+def quat_at(a, row, b):
+    """a[row, b, 0:4] of a float32 (.., .., 4) array as a 4-tuple of float64."""
+    return (float(a[row, b, 0]), float(a[row, b, 1]), float(a[row, b, 2]), float(a[row, b, 3]))
+
+
+@njit(cache=True)
+def sub3(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(cache=True)
+def sq_norm3(v):
+    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
 
 
 # --- NumPy versions ((..., 4) quaternions, (..., 3) vectors) -----------------------------------------------

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from kernels.contract import TaskContract
+from kernels.spec import TaskPlan
 
 # Thread cap: a fused kernel uses at most one thread per MIN_ENVS_PER_THREAD envs. Below that, waking another
 # thread costs more than the envs it takes over. Measured with the cap lifted (README, "Thread cap"):
@@ -65,20 +66,20 @@ class Kernel(ABC):
     impl: str = ""
     parallel: bool = False
 
-    def __init__(self, contract: TaskContract, *, num_envs: int, threads: int | None, noise_level: float):
+    def __init__(self, contract: TaskContract, *, plan: TaskPlan, num_envs: int, threads: int | None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(
                 f"num_envs must be a positive integer (N = 0 is out of contract), got {num_envs!r}"
             )
-        noise_level = float(noise_level)
-        if not np.isfinite(noise_level) or noise_level < 0:
-            raise ValueError(f"noise_level must be a finite number >= 0, got {noise_level!r}")
-        self.contract = contract
+        if plan.task != contract.task:
+            raise ValueError(f"a {plan.task} plan cannot drive a {contract.task} kernel")
+        self.plan = plan
+        self.contract = contract.for_plan(plan)
         self.task = contract.task
         self.num_envs = int(num_envs)
-        self.noise_level = noise_level
+        self.noise_level = plan.noise_level
         self.threads = resolve_threads(self.num_envs, threads) if self.parallel else 1
-        self.outputs = contract.allocate_outputs(num_envs=self.num_envs)
+        self.outputs = self.contract.allocate_outputs(num_envs=self.num_envs)
 
     def update_state(self, snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.contract.check_snapshot(snap, num_envs=self.num_envs)
@@ -95,6 +96,14 @@ class Kernel(ABC):
 
     @abstractmethod
     def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None: ...
+
+    def require_default_plan(self, default: TaskPlan) -> None:
+        """Refuse any plan but ``default`` (whatever its noise level): for kernels written for one plan."""
+        if self.plan.replace(noise_level=default.noise_level) != default:
+            raise ValueError(
+                f"the {self.impl} {self.task} kernel implements only the default plan (spec E), not plan "
+                f"{self.plan.hash[:12]}; load impl='assembled' or 'assembled_generic' for other plans"
+            )
 
     def __repr__(self) -> str:
         return f"<{self.task} {self.impl} N={self.num_envs} threads={self.threads}>"

@@ -8,6 +8,7 @@ import numpy as np
 
 from kernels import registry
 from kernels.reference import ATOL, RTOL
+from kernels.spec import TaskPlan
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,17 +76,18 @@ def compare_on(
     threads: int | None = None,
     noise_level: float | None = None,
     seed: int = -1,
+    plan: TaskPlan | None = None,
 ) -> ParityReport:
     """Run the reference and ``impl`` on independent copies of ``snap`` (outputs poisoned) and compare."""
     num_envs = snap[registry.contract(task).inputs[0].name].shape[0]
-    ref = registry.load(task, registry.REFERENCE, num_envs=num_envs, noise_level=noise_level)
-    fast = registry.load(task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level)
+    ref = registry.load(task, registry.REFERENCE, num_envs=num_envs, noise_level=noise_level, plan=plan)
+    fast = registry.load(task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level, plan=plan)
     ref_snap, fast_snap = registry.copy_snapshot(snap), registry.copy_snapshot(snap)
     poison(ref.outputs)
     poison(fast.outputs)
     want = ref.update_state(ref_snap)
     got = fast.update_state(fast_snap)
-    contract = registry.contract(task)
+    contract = fast.contract
     arrays = [diff(s.name, "output", got[s.name], want[s.name]) for s in contract.outputs]
     arrays += [diff(s.name, "state", fast_snap[s.name], ref_snap[s.name]) for s in contract.state]
     return ParityReport(
@@ -107,7 +109,10 @@ def compare(
     seed: int,
     threads: int | None = None,
     noise_level: float | None = None,
+    plan: TaskPlan | None = None,
 ) -> ParityReport:
     """Parity of ``impl`` on the fresh synthetic snapshot ``make_inputs(task, num_envs, seed)``."""
     snap = registry.make_inputs(task, num_envs, seed)
-    return compare_on(snap, task=task, impl=impl, threads=threads, noise_level=noise_level, seed=seed)
+    return compare_on(
+        snap, task=task, impl=impl, threads=threads, noise_level=noise_level, seed=seed, plan=plan
+    )

@@ -10,6 +10,7 @@ import numpy as np
 
 from kernels.contract import TaskContract
 from kernels.kernel import Kernel
+from kernels.spec import TaskPlan
 
 # task -> module holding its constants and CONTRACT
 _TASK_MODULES = {"g1_walk": "kernels.tasks.g1_walk", "g1_motion": "kernels.tasks.g1_motion"}
@@ -25,9 +26,22 @@ _IMPLEMENTATIONS: dict[str, dict[str, str]] = {
         "g1_walk": "kernels.handwritten.g1_walk:HandwrittenWalk",
         "g1_motion": "kernels.handwritten.g1_motion:HandwrittenMotion",
     },
+    "assembled": {
+        "g1_walk": "kernels.assembled.g1_walk:AssembledWalk",
+        "g1_motion": "kernels.assembled.g1_motion:AssembledMotion",
+    },
+    "assembled_generic": {
+        "g1_walk": "kernels.assembled.generic_walk:GenericWalk",
+        "g1_motion": "kernels.assembled.generic_motion:GenericMotion",
+    },
 }
 IMPLS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)
 REFERENCE = "numpy"
+
+
+def available(task: str) -> tuple[str, ...]:
+    """The implementations that have a kernel for ``task``."""
+    return tuple(impl for impl in IMPLS if _check_task(task) in _IMPLEMENTATIONS[impl])
 
 
 def _check_task(task: str) -> str:
@@ -42,6 +56,11 @@ def task_module(task: str) -> ModuleType:
 
 def contract(task: str) -> TaskContract:
     return task_module(task).CONTRACT
+
+
+def default_plan(task: str) -> TaskPlan:
+    """The task's spec E plan (the one the hand-written kernels implement)."""
+    return import_module(f"{_TASK_MODULES[_check_task(task)]}_plan").DEFAULT_PLAN
 
 
 def _kernel_class(task: str, impl: str) -> Callable[..., Kernel]:
@@ -62,15 +81,21 @@ def load(
     num_envs: int,
     threads: int | None = None,
     noise_level: float | None = None,
+    plan: TaskPlan | None = None,
 ) -> Kernel:
     """Load ``impl`` of ``task`` for ``num_envs`` envs.
 
     ``threads`` defaults to the measured cap for N (see ``kernels.kernel.MIN_ENVS_PER_THREAD``); a request is
-    also capped by N. ``noise_level`` defaults to the task's (1.0); 0.0 gives the noise-free observations.
+    also capped by N. ``plan`` defaults to the task's spec E plan; ``noise_level``, when given, replaces the
+    plan's (0.0 gives the noise-free observations).
     """
     cls = _kernel_class(task, impl)
-    level = task_module(task).NOISE_LEVEL if noise_level is None else noise_level
-    return cls(num_envs=num_envs, threads=threads, noise_level=level)
+    plan = default_plan(task) if plan is None else plan
+    if not isinstance(plan, TaskPlan):
+        raise ValueError(f"plan must be a kernels.spec.TaskPlan, got {type(plan).__name__}")
+    if noise_level is not None:
+        plan = plan.replace(noise_level=noise_level)
+    return cls(plan=plan, num_envs=num_envs, threads=threads)
 
 
 def make_inputs(task: str, num_envs: int, seed: int = 0) -> dict[str, np.ndarray]:

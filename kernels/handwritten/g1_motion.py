@@ -35,6 +35,7 @@ from kernels.geometry import (
 )
 from kernels.kernel import Kernel, max_threads, padded_scratch
 from kernels.tasks import g1_motion as task
+from kernels.tasks import g1_motion_plan
 
 DT = task.DT
 NB, NJ = task.NUM_BODIES, task.NUM_JOINTS
@@ -259,6 +260,7 @@ class HandwrittenMotion(Kernel):
 
     def __init__(self, **kwargs):
         super().__init__(task.CONTRACT, **kwargs)
+        self.require_default_plan(g1_motion_plan.DEFAULT_PLAN)
         self._scratch = padded_scratch(max_threads(), N_TERMS)
         self._q_default = task.DEFAULT_POSE.copy()
         self._lo = task.SOFT_LOWER.copy()

@@ -16,7 +16,9 @@ import numpy as np
 from numba import njit, prange
 
 from kernels.kernel import Kernel, max_threads, padded_scratch
+from kernels.scalar import has_nan, swing_height, wrap_2pi
 from kernels.tasks import g1_walk as task
+from kernels.tasks import g1_walk_plan
 
 DT = task.DT
 INV_SIGMA = 1.0 / task.TRACKING_SIGMA
@@ -45,42 +47,6 @@ STILL, MASK_SPEED, SIDESTEP = task.STAND_STILL_CMD_NORM, task.PHASE_MASK_SPEED, 
 N_TERMS = len(task.TERMS)
 NJ = task.NUM_JOINTS
 N_LINVEL, N_GYRO, N_GRAV, N_QPOS, N_QVEL = (task.NOISE_SCALES[k] for k in task.NOISE_COLUMNS)
-TWO_PI = 2.0 * math.pi
-
-
-@njit(inline="always", fastmath={"nsz", "arcp", "contract", "reassoc"})
-def _has_nan(row):
-    """NaN anywhere in the row. A vectorised sum screens (it is NaN whenever an element is, and otherwise
-    only when it holds both +inf and -inf); the exact element test runs only then."""
-    total = 0.0
-    for j in range(row.shape[0]):
-        total += row[j]
-    if not math.isnan(total):
-        return False
-    for j in range(row.shape[0]):  # noqa: SIM110 - a plain loop is what Numba compiles well
-        if math.isnan(row[j]):
-            return True
-    return False
-
-
-@njit(inline="always")
-def _rz(phi):
-    x = (phi + math.pi) / TWO_PI
-    if x <= 0.5:
-        t = 2.0 * x
-        return H * (t * t * t + 3.0 * t * t * (1.0 - t))
-    t = 2.0 * x - 1.0
-    return H * (1.0 - (t * t * t + 3.0 * t * t * (1.0 - t)))
-
-
-@njit(inline="always")
-def _wrap(x):
-    """fmod(x, 2 pi), exactly, with a fast path for the range the phase advance produces."""
-    if 0.0 <= x < TWO_PI:
-        return x
-    if TWO_PI <= x < 2.0 * TWO_PI:
-        return x - TWO_PI
-    return np.fmod(x, TWO_PI)
 
 
 # fastmath without nnan/ninf: reductions may reassociate (so they vectorise), NaN checks stay exact.
@@ -135,7 +101,7 @@ def update_state_kernel(
         peak1 = max(peak[i, 1], z1)
 
         # Joints: NaN check, deviations, limits, joint observations; simple loops the compiler vectorises.
-        nan = _has_nan(qpos[i]) or _has_nan(qvel[i])
+        nan = has_nan(qpos[i]) or has_nan(qvel[i])
         sum_abs = 0.0
         sum_sq = 0.0
         limits = 0.0
@@ -202,8 +168,8 @@ def update_state_kernel(
             f_air += min(air0 - AIR_MIN, AIR_CLIP)
         if first1:
             f_air += min(air1 - AIR_MIN, AIR_CLIP)
-        e0 = z0 - _rz(phase[i, 0])
-        e1 = z1 - _rz(phase[i, 1])
+        e0 = z0 - swing_height(phase[i, 0], H)
+        e1 = z1 - swing_height(phase[i, 1], H)
         moving = speed_xy > MASK_SPEED or abs(sd[i, 49]) > MASK_SPEED or cmd_norm > STILL
         f_phase = math.exp(-(e0 * e0 + e1 * e1) / 0.01) if moving else 0.0
         f_term = 1.0 if is_done else 0.0
@@ -304,8 +270,8 @@ def update_state_kernel(
         peak[i, 0] = 0.0 if c0 else peak0
         peak[i, 1] = 0.0 if c1 else peak1
         dphi = phase_dt[i]
-        phase[i, 0] = _wrap(ph0 + dphi + math.pi) - math.pi
-        phase[i, 1] = _wrap(ph1 + dphi + math.pi) - math.pi
+        phase[i, 0] = wrap_2pi(ph0 + dphi + math.pi) - math.pi
+        phase[i, 1] = wrap_2pi(ph1 + dphi + math.pi) - math.pi
 
     for k in range(N_TERMS):
         total = 0.0
@@ -320,6 +286,7 @@ class HandwrittenWalk(Kernel):
 
     def __init__(self, **kwargs):
         super().__init__(task.CONTRACT, **kwargs)
+        self.require_default_plan(g1_walk_plan.DEFAULT_PLAN)
         self._scratch = padded_scratch(max_threads(), N_TERMS)
         self._q0 = task.DEFAULT_POSE.copy()
         self._lo = task.SOFT_LOWER.copy()

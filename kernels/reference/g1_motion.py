@@ -1,8 +1,10 @@
-"""NumPy reference of the G1 motion-tracking ``update_state`` (spec B2-B5, E3): the semantics.
+"""NumPy reference of the G1 motion-tracking ``update_state`` (spec B2-B5, E3): the semantics, driven by a plan.
 
-Written to be checked line by line against the spec: one function per reward term and per termination, named as
-the term, each vectorised over envs and returning the unweighted per-env value. It works in float64 on copies
-of the float32 snapshot and may allocate.
+Written to be checked line by line against the spec: one function per term of the library
+(``kernels.tasks.g1_motion_plan``), named as the term. A reward term returns the unweighted per-env value f_k, a
+termination term a per-env flag, an observation term its noise-free (N, dim) block. ``update_state`` computes
+what the plan lists, so every valid sub-plan has a reference answer; p̃/q̃ are state and always updated. It
+works in float64 on copies of the float32 snapshot and may allocate.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from kernels.geometry import (
     quat_yaw_np,
 )
 from kernels.reference.g1_walk import noisy
+from kernels.spec import TaskPlan
 from kernels.tasks import g1_motion as task
+from kernels.tasks import g1_motion_plan as plan_lib
 
 A = task.ANCHOR
 GRAVITY = np.array([0.0, 0.0, -1.0])
@@ -86,94 +90,73 @@ def make_step(snap: dict[str, np.ndarray]) -> Step:
     )
 
 
-def _exp_kernel(term: str, squared_error: np.ndarray) -> np.ndarray:
-    return np.exp(-squared_error / task.REWARD_STDS[term] ** 2)
+def _exp_kernel(squared_error: np.ndarray, p: plan_lib.ExpKernel) -> np.ndarray:
+    return np.exp(-squared_error / p.std**2)
 
 
 # --- reward terms (spec B3), unweighted ---------------------------------------------------------------------
 
 
-def motion_global_anchor_pos(s: Step) -> np.ndarray:
+def motion_global_anchor_pos(s: Step, p: plan_lib.ExpKernel) -> np.ndarray:
     err = np.sum(np.square(s.ref.pos[:, A] - s.robot.pos[:, A]), axis=-1)
-    return _exp_kernel("motion_global_anchor_pos", err)
+    return _exp_kernel(err, p)
 
 
-def motion_global_anchor_ori(s: Step) -> np.ndarray:
+def motion_global_anchor_ori(s: Step, p: plan_lib.ExpKernel) -> np.ndarray:
     err = np.square(quat_diff_angle_np(s.ref.quat[:, A], s.robot.quat[:, A]))
-    return _exp_kernel("motion_global_anchor_ori", err)
+    return _exp_kernel(err, p)
 
 
-def motion_body_pos(s: Step) -> np.ndarray:
+def motion_body_pos(s: Step, p: plan_lib.ExpKernel) -> np.ndarray:
     err = np.sum(np.square(s.rel_pos - s.robot.pos), axis=-1)
-    return _exp_kernel("motion_body_pos", err.mean(axis=1))
+    return _exp_kernel(err.mean(axis=1), p)
 
 
-def motion_body_ori(s: Step) -> np.ndarray:
+def motion_body_ori(s: Step, p: plan_lib.ExpKernel) -> np.ndarray:
     err = np.square(quat_diff_angle_np(s.rel_quat, s.robot.quat))
-    return _exp_kernel("motion_body_ori", err.mean(axis=1))
+    return _exp_kernel(err.mean(axis=1), p)
 
 
-def motion_body_lin_vel(s: Step) -> np.ndarray:
+def motion_body_lin_vel(s: Step, p: plan_lib.ExpKernel) -> np.ndarray:
     err = np.sum(np.square(s.ref.lin_vel - s.robot.lin_vel), axis=-1)
-    return _exp_kernel("motion_body_lin_vel", err.mean(axis=1))
+    return _exp_kernel(err.mean(axis=1), p)
 
 
-def motion_body_ang_vel(s: Step) -> np.ndarray:
+def motion_body_ang_vel(s: Step, p: plan_lib.ExpKernel) -> np.ndarray:
     err = np.sum(np.square(s.ref.ang_vel - s.robot.ang_vel), axis=-1)
-    return _exp_kernel("motion_body_ang_vel", err.mean(axis=1))
+    return _exp_kernel(err.mean(axis=1), p)
 
 
-def action_rate_l2(s: Step) -> np.ndarray:
+def action_rate_l2(s: Step, p: object) -> np.ndarray:
     return np.sum(np.square(s.actions - s.last_actions), axis=1)
 
 
-def joint_limit(s: Step) -> np.ndarray:
+def joint_limit(s: Step, p: object) -> np.ndarray:
     q = s.robot.joint_pos
     return np.sum(np.maximum(task.SOFT_LOWER - q, 0.0) + np.maximum(q - task.SOFT_UPPER, 0.0), axis=1)
-
-
-# name -> f(Step) -> (N,) unweighted value, in spec E3 order.
-REWARD_TERMS = {
-    f.__name__: f
-    for f in (
-        motion_global_anchor_pos,
-        motion_global_anchor_ori,
-        motion_body_pos,
-        motion_body_ori,
-        motion_body_lin_vel,
-        motion_body_ang_vel,
-        action_rate_l2,
-        joint_limit,
-    )
-}
-assert tuple(REWARD_TERMS) == task.TERMS
 
 
 # --- terminations (spec B4) ---------------------------------------------------------------------------------
 
 
-def anchor_pos(s: Step) -> np.ndarray:
+def anchor_pos(s: Step, p: plan_lib.Threshold) -> np.ndarray:
     err = np.abs(s.ref.pos[:, A, 2] - s.robot.pos[:, A, 2])
-    return err > task.TERMINATION_THRESHOLDS["anchor_pos"]
+    return err > p.threshold
 
 
-def anchor_ori(s: Step) -> np.ndarray:
+def anchor_ori(s: Step, p: plan_lib.Threshold) -> np.ndarray:
     ref_gravity_z = quat_rotate_inv_np(s.ref.quat[:, A], GRAVITY)[:, 2]
     robot_gravity_z = quat_rotate_inv_np(s.robot.quat[:, A], GRAVITY)[:, 2]
-    return np.abs(ref_gravity_z - robot_gravity_z) > task.TERMINATION_THRESHOLDS["anchor_ori"]
+    return np.abs(ref_gravity_z - robot_gravity_z) > p.threshold
 
 
-def ee_body_pos(s: Step) -> np.ndarray:
+def ee_body_pos(s: Step, p: plan_lib.Threshold) -> np.ndarray:
     ee = list(task.END_EFFECTORS)
     err = np.abs(s.rel_pos[:, ee, 2] - s.robot.pos[:, ee, 2])
-    return np.any(err > task.TERMINATION_THRESHOLDS["ee_body_pos"], axis=1)
+    return np.any(err > p.threshold, axis=1)
 
 
-TERMINATIONS = {f.__name__: f for f in (anchor_pos, anchor_ori, ee_body_pos)}
-assert tuple(TERMINATIONS) == tuple(task.TERMINATION_THRESHOLDS)
-
-
-# --- relative bodies and observations (spec B2, B5) ---------------------------------------------------------
+# --- relative bodies (spec B2) ------------------------------------------------------------------------------
 
 
 def relative_bodies(
@@ -191,62 +174,124 @@ def relative_bodies(
     return rel_pos, rel_quat
 
 
-def observations(
-    robot: Bodies, ref: Bodies, actions: np.ndarray, noise_u: np.ndarray, noise_level: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Actor (noisy) and critic (noise-free) observations against reference frame ``ref`` (spec B5)."""
-    n = actions.shape[0]
-    anchor_pos, anchor_quat = robot.pos[:, A], robot.quat[:, A]
-    anchor_to_body = quat_mul_np(quat_conj_np(anchor_quat)[:, None], robot.quat)
-    blocks = {
-        "command": np.concatenate([ref.joint_pos, ref.joint_vel], axis=1),
-        "motion_anchor_pos_b": quat_rotate_inv_np(anchor_quat, ref.pos[:, A] - anchor_pos),
-        "motion_anchor_ori_b": quat_to_6d_np(quat_mul_np(quat_conj_np(anchor_quat), ref.quat[:, A])),
-        "body_pos": quat_rotate_inv_np(anchor_quat[:, None], robot.pos - anchor_pos[:, None]).reshape(n, -1),
-        "body_ori": quat_to_6d_np(anchor_to_body).reshape(n, -1),
-        "base_lin_vel": quat_rotate_inv_np(robot.quat[:, task.ROOT], robot.lin_vel[:, task.ROOT]),
-        "base_ang_vel": quat_rotate_inv_np(robot.quat[:, task.ROOT], robot.ang_vel[:, task.ROOT]),
-        "joint_pos": robot.joint_pos - task.DEFAULT_POSE,
-        "joint_vel": robot.joint_vel,
-        "actions": actions,
-    }
-    actor = dict(blocks)
-    for name, scale in task.NOISE_SCALES.items():
-        start = task.NOISE_COLUMNS[name]
-        u = noise_u[:, start : start + blocks[name].shape[1]]
-        actor[name] = noisy(blocks[name], u, scale, noise_level)
-    obs = np.concatenate([actor[name] for name in task.OBS_BLOCKS], axis=1)
-    critic = np.concatenate([blocks[name] for name in task.CRITIC_OBS_BLOCKS], axis=1)
-    return obs, critic
+# --- observation blocks (spec B5), noise-free ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What observations see (spec E3 stage 3): the robot, motion frame t' and the actions a_t."""
+
+    robot: Bodies
+    ref: Bodies  # motion frame t' = min(t + 1, T - 1)
+    actions: np.ndarray  # (N,29)
+
+
+def _anchor_frame(v: Observed, world: np.ndarray) -> np.ndarray:
+    """R(q^r_a)ᵀ applied to world vectors (N,3) or (N,14,3)."""
+    anchor_quat = v.robot.quat[:, A]
+    return quat_rotate_inv_np(anchor_quat if world.ndim == 2 else anchor_quat[:, None], world)
+
+
+def _body_pos(v: Observed) -> np.ndarray:
+    n = v.actions.shape[0]
+    return _anchor_frame(v, v.robot.pos - v.robot.pos[:, A, None]).reshape(n, -1)
+
+
+def _body_ori(v: Observed) -> np.ndarray:
+    n = v.actions.shape[0]
+    return quat_to_6d_np(quat_mul_np(quat_conj_np(v.robot.quat[:, A])[:, None], v.robot.quat)).reshape(n, -1)
+
+
+def _base_frame(v: Observed, world: np.ndarray) -> np.ndarray:
+    """A pelvis world vector (N,3) in the pelvis frame."""
+    return quat_rotate_inv_np(v.robot.quat[:, task.ROOT], world)
+
+
+# name -> f(Observed) -> (N, dim) block, the library's observation terms (spec B5).
+OBSERVATIONS = {
+    "command": lambda v: np.concatenate([v.ref.joint_pos, v.ref.joint_vel], axis=1),
+    "motion_anchor_pos_b": lambda v: _anchor_frame(v, v.ref.pos[:, A] - v.robot.pos[:, A]),
+    "motion_anchor_ori_b": lambda v: quat_to_6d_np(
+        quat_mul_np(quat_conj_np(v.robot.quat[:, A]), v.ref.quat[:, A])
+    ),
+    "body_pos": _body_pos,
+    "body_ori": _body_ori,
+    "base_lin_vel": lambda v: _base_frame(v, v.robot.lin_vel[:, task.ROOT]),
+    "base_ang_vel": lambda v: _base_frame(v, v.robot.ang_vel[:, task.ROOT]),
+    "joint_pos": lambda v: v.robot.joint_pos - task.DEFAULT_POSE,
+    "joint_vel": lambda v: v.robot.joint_vel,
+    "actions": lambda v: v.actions,
+}
+
+# name -> f(Step, params) for every reward and termination term of the library.
+REWARD_TERMS = {
+    f.__name__: f
+    for f in (
+        motion_global_anchor_pos,
+        motion_global_anchor_ori,
+        motion_body_pos,
+        motion_body_ori,
+        motion_body_lin_vel,
+        motion_body_ang_vel,
+        action_rate_l2,
+        joint_limit,
+    )
+}
+TERMINATIONS = {f.__name__: f for f in (anchor_pos, anchor_ori, ee_body_pos)}
+assert set(REWARD_TERMS) == set(plan_lib.LIBRARY["reward"])
+assert set(TERMINATIONS) == set(plan_lib.LIBRARY["termination"])
+assert set(OBSERVATIONS) == set(plan_lib.LIBRARY["observation"])
+
+
+def observation(
+    plan: TaskPlan, group: str, v: Observed, noise_u: np.ndarray, values: dict[str, np.ndarray]
+) -> np.ndarray:
+    """The (N, width) array of one observation group, included groups first (their noise included)."""
+    g = plan.group(group)
+    blocks = [values[g.include]] if g.include else []
+    for term in g.terms:
+        block = OBSERVATIONS[term.fn](v)
+        if term.noise:
+            column = plan.definition(term).noise_column
+            block = noisy(block, noise_u[:, column : column + block.shape[1]], term.noise, plan.noise_level)
+        blocks.append(block)
+    n = v.actions.shape[0]
+    return np.concatenate(blocks, axis=1) if blocks else np.empty((n, 0))
 
 
 # --- update_state -------------------------------------------------------------------------------------------
 
 
-def update_state(
-    snap: dict[str, np.ndarray], out: dict[str, np.ndarray], *, noise_level: float = task.NOISE_LEVEL
-) -> None:
+def update_state(snap: dict[str, np.ndarray], out: dict[str, np.ndarray], plan: TaskPlan) -> None:
     """One call in spec E3's order: (1) terminations and rewards, (2) p̃/q̃ update, (3) observations."""
     frames = snap["motion_joint_pos"].shape[0]
     t = snap["time_steps"]
 
     # (1) Against frame t and the incoming p̃/q̃.
     s = make_step(snap)
-    done = np.any([f(s) for f in TERMINATIONS.values()], axis=0)
-    values = np.stack([f(s) for f in REWARD_TERMS.values()], axis=1)
-    weights = np.array(list(task.REWARD_SCALES.values()))
+    done = np.zeros(t.shape[0], dtype=bool)
+    for term in plan.terminations:
+        done |= TERMINATIONS[term.fn](s, term.params)
+    values = np.zeros((t.shape[0], len(plan.rewards)))
+    for k, r in enumerate(plan.rewards):
+        values[:, k] = REWARD_TERMS[r.fn](s, r.params)
+    weights = np.array([r.weight for r in plan.rewards])
 
-    # (2) t' = min(t + 1, T - 1): p̃/q̃ from frame t' and the current robot anchor, in place.
+    # (2) t' = min(t + 1, T - 1): p̃/q̃ from frame t' and the current robot anchor, in place. Every plan has
+    # this: p̃/q̃ are state.
     ref_next = motion_frame(snap, np.minimum(t + 1, frames - 1))
     rel_pos, rel_quat = relative_bodies(ref_next.pos, ref_next.quat, s.robot.pos[:, A], s.robot.quat[:, A])
     snap["rel_body_pos"][...] = rel_pos
     snap["rel_body_quat"][...] = rel_quat
 
     # (3) Observations at frame t'.
-    obs, critic = observations(s.robot, ref_next, s.actions, snap["noise_u"].astype(np.float64), noise_level)
+    seen = Observed(robot=s.robot, ref=ref_next, actions=s.actions)
+    noise_u = snap["noise_u"].astype(np.float64)
+    groups: dict[str, np.ndarray] = {}
+    for g in plan.observations:
+        groups[g.name] = observation(plan, g.name, seen, noise_u, groups)
+        out[g.name][...] = groups[g.name]
 
     out["done"][...] = done
-    out["reward"][...] = task.DT * (values @ weights)
+    out["reward"][...] = plan.dt * (values @ weights)
     out["term_means"][...] = values.mean(axis=0)
-    out["obs"][...] = obs
-    out["critic_obs"][...] = critic

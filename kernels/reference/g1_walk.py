@@ -1,16 +1,21 @@
-"""NumPy reference of the G1 joystick-walk ``update_state`` (spec A3-A5, E2): the semantics.
+"""NumPy reference of the G1 joystick-walk ``update_state`` (spec A3-A5, E2): the semantics, driven by a plan.
 
-Written to be checked line by line against the spec: one function per reward term, named as the term, each
-returning the unweighted per-env value f_k. Vectorised over envs; it may allocate.
+Written to be checked line by line against the spec: one function per term of the library
+(``kernels.tasks.g1_walk_plan``), named as the term. A reward term returns the unweighted per-env value f_k, a
+termination term a per-env flag, an observation term its noise-free (N, dim) block. ``update_state`` computes
+what the plan lists, so every valid sub-plan has a reference answer. Vectorised over envs; it may allocate.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
+from kernels.spec import TaskPlan
 from kernels.tasks import g1_walk as task
+from kernels.tasks import g1_walk_plan as plan_lib
 
 
 @dataclass(frozen=True)
@@ -35,101 +40,180 @@ class Step:
     phase: np.ndarray  # (N,2) before the advance
     foot_force_z: np.ndarray  # (N,2)
     sensordata: np.ndarray  # (N,75)
-    done: np.ndarray  # (N,) bool
+    snap: dict[str, np.ndarray]  # the rest of the snapshot, as given
+    done: np.ndarray | None = None  # (N,) bool, from the plan's terminations
 
 
 # --- reward terms (spec A4), unweighted ------------------------------------------------------------------
 
 
-def tracking_lin_vel(s: Step) -> np.ndarray:
+def tracking_lin_vel(s: Step, p: plan_lib.Tracking) -> np.ndarray:
     err = np.sum(np.square(s.command[:, :2] - s.local_linvel[:, :2]), axis=1)
-    return np.exp(-err / task.TRACKING_SIGMA)
+    return np.exp(-err / p.sigma)
 
 
-def tracking_ang_vel(s: Step) -> np.ndarray:
-    return np.exp(-np.square(s.command[:, 2] - s.gyro[:, 2]) / task.TRACKING_SIGMA)
+def tracking_ang_vel(s: Step, p: plan_lib.Tracking) -> np.ndarray:
+    return np.exp(-np.square(s.command[:, 2] - s.gyro[:, 2]) / p.sigma)
 
 
-def ang_vel_xy(s: Step) -> np.ndarray:
+def ang_vel_xy(s: Step, p: object) -> np.ndarray:
     return np.sum(np.square(s.angvel_torso[:, :2]), axis=1)
 
 
-def orientation(s: Step) -> np.ndarray:
-    return np.sum(np.square(s.upvector_torso - np.array(task.ORIENTATION_TARGET)), axis=1)
+def orientation(s: Step, p: plan_lib.Orientation) -> np.ndarray:
+    return np.sum(np.square(s.upvector_torso - np.array([p.target_x, p.target_y, p.target_z])), axis=1)
 
 
-def feet_slip(s: Step) -> np.ndarray:
+def feet_slip(s: Step, p: object) -> np.ndarray:
     # Pelvis velocity, not foot velocity (spec A4).
     return np.linalg.norm(s.global_linvel[:, :2], axis=1) * np.sum(s.contact, axis=1)
 
 
-def feet_air_time(s: Step) -> np.ndarray:
-    air = np.where(s.first_contact, s.air_time - task.FEET_AIR_TIME_MIN, 0.0)
-    return np.sum(np.minimum(air, task.FEET_AIR_TIME_CLIP), axis=1)
+def feet_air_time(s: Step, p: plan_lib.AirTime) -> np.ndarray:
+    air = np.where(s.first_contact, s.air_time - p.threshold_min, 0.0)
+    return np.sum(np.minimum(air, p.clip), axis=1)
 
 
-def swing_height(phase: np.ndarray) -> np.ndarray:
+def swing_height(phase: np.ndarray, height: float = task.MAX_FOOT_HEIGHT) -> np.ndarray:
     """rz(phi): the cubic-Bezier foot-height target of the gait (spec A4 helper terms)."""
     x = (phase + np.pi) / (2 * np.pi)
 
     def bezier(t: np.ndarray) -> np.ndarray:
         return t**3 + 3 * t**2 * (1 - t)
 
-    stance = task.MAX_FOOT_HEIGHT * bezier(2 * x)
-    swing = task.MAX_FOOT_HEIGHT * (1 - bezier(2 * x - 1))
+    stance = height * bezier(2 * x)
+    swing = height * (1 - bezier(2 * x - 1))
     return np.where(x <= 0.5, stance, swing)
 
 
-def feet_phase(s: Step) -> np.ndarray:
-    err = np.sum(np.square(s.feet_z - swing_height(s.phase)), axis=1)
-    moving = (np.linalg.norm(s.global_linvel[:, :2], axis=1) > task.PHASE_MASK_SPEED) | (
-        np.abs(s.global_angvel[:, 2]) > task.PHASE_MASK_SPEED
+def feet_phase(s: Step, p: plan_lib.FeetPhase) -> np.ndarray:
+    err = np.sum(np.square(s.feet_z - swing_height(s.phase, p.swing_height)), axis=1)
+    moving = (np.linalg.norm(s.global_linvel[:, :2], axis=1) > p.mask_speed) | (
+        np.abs(s.global_angvel[:, 2]) > p.mask_speed
     )
-    mask = moving | (np.linalg.norm(s.command, axis=1) > task.STAND_STILL_CMD_NORM)
-    return np.where(mask, np.exp(-err / 0.01), 0.0)  # an indicator: 0 where the mask is off, whatever err is
+    mask = moving | (np.linalg.norm(s.command, axis=1) > p.mask_command)
+    return np.where(
+        mask, np.exp(-err / p.sigma), 0.0
+    )  # an indicator: 0 where the mask is off, whatever err is
 
 
-def termination(s: Step) -> np.ndarray:
+def termination(s: Step, p: object) -> np.ndarray:
     return s.done.astype(np.float32)
 
 
-def stand_still(s: Step) -> np.ndarray:
-    still = np.linalg.norm(s.command, axis=1) < task.STAND_STILL_CMD_NORM
+def stand_still(s: Step, p: plan_lib.StandStill) -> np.ndarray:
+    still = np.linalg.norm(s.command, axis=1) < p.command_threshold
     return np.where(still, np.sum(np.abs(s.dq), axis=1), 0.0)
 
 
-def collision(s: Step) -> np.ndarray:
+def collision(s: Step, p: object) -> np.ndarray:
     hand_thigh = s.sensordata[:, list(task.S_HAND_THIGH)] > 0
     return np.any(hand_thigh, axis=1).astype(np.float32)
 
 
-def contact_force(s: Step) -> np.ndarray:
-    return np.sum(np.maximum(np.abs(s.foot_force_z) - task.MAX_CONTACT_FORCE, 0.0), axis=1)
+def contact_force(s: Step, p: plan_lib.ContactForce) -> np.ndarray:
+    return np.sum(np.maximum(np.abs(s.foot_force_z) - p.max_force, 0.0), axis=1)
 
 
-def joint_deviation_hip(s: Step) -> np.ndarray:
+def joint_deviation_hip(s: Step, p: plan_lib.HipDeviation) -> np.ndarray:
     dev = np.abs(s.dq[:, list(task.HIP_ROLL_YAW)])
-    sidestep = s.command[:, 1] > task.HIP_SIDESTEP_VY
+    sidestep = s.command[:, 1] > p.sidestep_vy
     # Weights (0, 1, 0, 1) when sidestepping: the two hip_roll joints are free.
     counted = ~(sidestep[:, None] & np.array([True, False, True, False]))
     return np.sum(np.where(counted, dev, 0.0), axis=1)
 
 
-def joint_deviation_knee(s: Step) -> np.ndarray:
+def joint_deviation_knee(s: Step, p: object) -> np.ndarray:
     return np.sum(np.abs(s.dq[:, list(task.KNEES)]), axis=1)
 
 
-def dof_pos_limits(s: Step) -> np.ndarray:
+def dof_pos_limits(s: Step, p: object) -> np.ndarray:
     below = np.maximum(task.SOFT_LOWER - s.q, 0.0)
     above = np.maximum(s.q - task.SOFT_UPPER, 0.0)
     return np.sum(below + above, axis=1)
 
 
-def pose(s: Step) -> np.ndarray:
+def pose(s: Step, p: object) -> np.ndarray:
     return np.sum(np.square(s.dq), axis=1)
 
 
-# name -> f(Step) -> (N,) unweighted value, in spec E2 order.
+def lin_vel_z(s: Step, p: object) -> np.ndarray:
+    torso_vz = s.sensordata[:, task.S_GLOBAL_LINVEL_TORSO + 2]
+    return np.square(s.global_linvel[:, 2]) + np.square(torso_vz)
+
+
+def base_height(s: Step, p: plan_lib.BaseHeight) -> np.ndarray:
+    return np.square(s.snap["qpos"][:, 2] - p.target)
+
+
+def torques(s: Step, p: object) -> np.ndarray:
+    return np.sum(np.abs(s.snap["actuator_force"]), axis=1)
+
+
+def action_rate(s: Step, p: object) -> np.ndarray:
+    return np.sum(np.square(s.snap["actions"] - s.snap["last_actions"]), axis=1)
+
+
+def energy(s: Step, p: object) -> np.ndarray:
+    return np.sum(np.abs(s.qd) * np.abs(s.snap["actuator_force"]), axis=1)
+
+
+def alive(s: Step, p: object) -> np.ndarray:
+    return np.ones(s.q.shape[0], dtype=np.float32)
+
+
+# --- terminations (spec A5) --------------------------------------------------------------------------------
+
+
+def torso_upside_down(s: Step, p: object) -> np.ndarray:
+    return s.upvector_torso[:, 2] < 0
+
+
+def feet_contact(s: Step, p: object) -> np.ndarray:
+    return s.sensordata[:, task.S_FOOT_FOOT] > 0
+
+
+def foot_shin_contact(s: Step, p: object) -> np.ndarray:
+    return np.any(s.sensordata[:, list(task.S_FOOT_SHIN)] > 0, axis=1)
+
+
+def nan_state(s: Step, p: object) -> np.ndarray:
+    return np.isnan(s.snap["qpos"]).any(axis=1) | np.isnan(s.snap["qvel"]).any(axis=1)
+
+
+# --- observation blocks (spec A3), noise-free -------------------------------------------------------------
+
+
+def gravity_in_frame(quat: np.ndarray) -> np.ndarray:
+    """R(q)^T (0,0,-1) for unit quaternions (w,x,y,z): minus the third row of R(q)."""
+    w, x, y, z = (quat[:, k] for k in range(4))
+    return -np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=1)
+
+
+def noisy(x: np.ndarray, u: np.ndarray, scale: float, noise_level: float) -> np.ndarray:
+    """x + level * (2u - 1) * scale (spec E1)."""
+    return x + noise_level * (2 * u - 1) * scale
+
+
+OBSERVATIONS = {
+    "linvel": lambda s: s.local_linvel,
+    "gyro": lambda s: s.gyro,
+    "gravity": lambda s: s.gravity,
+    "command": lambda s: s.command,
+    "joint_pos": lambda s: s.dq,  # q - q0; its noise is added to q (spec A3), the same sum
+    "joint_vel": lambda s: s.qd,
+    "last_act": lambda s: s.snap["last_actions"],
+    "phase": lambda s: np.concatenate([np.cos(s.phase), np.sin(s.phase)], axis=1),
+    "accelerometer": lambda s: s.sensordata[:, task.S_ACCEL_PELVIS : task.S_ACCEL_PELVIS + 3],
+    "global_angvel": lambda s: s.global_angvel,
+    "base_height": lambda s: s.snap["qpos"][:, 2:3],
+    "actuator_force": lambda s: s.snap["actuator_force"],
+    "feet_contact": lambda s: s.contact,
+    "feet_linvel": lambda s: s.sensordata[:, task.S_FOOT_LINVEL : task.S_FOOT_LINVEL + 6],
+    "feet_air_time": lambda s: s.air_time,
+}
+
+# name -> f(Step, params) for every reward and termination term of the library.
 REWARD_TERMS = {
     f.__name__: f
     for f in (
@@ -148,80 +232,40 @@ REWARD_TERMS = {
         joint_deviation_knee,
         dof_pos_limits,
         pose,
+        lin_vel_z,
+        base_height,
+        torques,
+        action_rate,
+        energy,
+        alive,
     )
 }
-assert tuple(REWARD_TERMS) == task.TERMS
+TERMINATIONS = {f.__name__: f for f in (torso_upside_down, feet_contact, foot_shin_contact, nan_state)}
+assert set(REWARD_TERMS) == set(plan_lib.LIBRARY["reward"]) - {
+    "dof_acc"
+}  # dof_acc reads qacc: never buildable
+assert set(TERMINATIONS) == set(plan_lib.LIBRARY["termination"])
+assert set(OBSERVATIONS) == set(plan_lib.LIBRARY["observation"])
 
 
-# --- termination and observations (spec A5, A3) ---------------------------------------------------------
-
-
-def is_done(qpos: np.ndarray, qvel: np.ndarray, sensordata: np.ndarray) -> np.ndarray:
-    fallen = sensordata[:, task.S_UPVECTOR_TORSO + 2] < 0
-    feet_touch = sensordata[:, task.S_FOOT_FOOT] > 0
-    foot_shin = np.any(sensordata[:, list(task.S_FOOT_SHIN)] > 0, axis=1)
-    not_finite = np.isnan(qpos).any(axis=1) | np.isnan(qvel).any(axis=1)
-    return fallen | feet_touch | foot_shin | not_finite
-
-
-def gravity_in_frame(quat: np.ndarray) -> np.ndarray:
-    """R(q)^T (0,0,-1) for unit quaternions (w,x,y,z): minus the third row of R(q)."""
-    w, x, y, z = (quat[:, k] for k in range(4))
-    return -np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=1)
-
-
-def noisy(x: np.ndarray, u: np.ndarray, scale: float, noise_level: float) -> np.ndarray:
-    return x + noise_level * (2 * u - 1) * scale
-
-
-def observations(s: Step, snap: dict[str, np.ndarray], noise_level: float) -> tuple[np.ndarray, np.ndarray]:
-    u = snap["noise_u"]
-    cols, scales = task.NOISE_COLUMNS, task.NOISE_SCALES
-
-    def noise_of(name: str, x: np.ndarray) -> np.ndarray:
-        return noisy(x, u[:, cols[name] : cols[name] + x.shape[1]], scales[name], noise_level)
-
-    state = np.concatenate(
-        [
-            noise_of("linvel", s.local_linvel),
-            noise_of("gyro", s.gyro),
-            noise_of("gravity", s.gravity),
-            s.command,
-            noise_of("joint_pos", s.q) - task.DEFAULT_POSE,
-            noise_of("joint_vel", s.qd),
-            snap["last_actions"],
-            np.cos(s.phase),
-            np.sin(s.phase),
-        ],
-        axis=1,
-    )
-    privileged = np.concatenate(
-        [
-            state,
-            s.gyro,
-            s.sensordata[:, task.S_ACCEL_PELVIS : task.S_ACCEL_PELVIS + 3],
-            s.gravity,
-            s.local_linvel,
-            s.global_angvel,
-            s.dq,
-            s.qd,
-            snap["qpos"][:, 2:3],
-            snap["actuator_force"],
-            s.contact,
-            s.sensordata[:, task.S_FOOT_LINVEL : task.S_FOOT_LINVEL + 6],
-            s.air_time,
-        ],
-        axis=1,
-    )
-    return state, privileged
+def observation(plan: TaskPlan, group: str, s: Step, values: dict[str, np.ndarray]) -> np.ndarray:
+    """The (N, width) array of one observation group, included groups first."""
+    g = plan.group(group)
+    blocks = [values[g.include]] if g.include else []
+    u = s.snap["noise_u"]
+    for term in g.terms:
+        block = OBSERVATIONS[term.fn](s)
+        if term.noise:
+            column = plan.definition(term).noise_column
+            block = noisy(block, u[:, column : column + block.shape[1]], term.noise, plan.noise_level)
+        blocks.append(block)
+    return np.concatenate(blocks, axis=1)
 
 
 # --- update_state ---------------------------------------------------------------------------------------
 
 
-def update_state(
-    snap: dict[str, np.ndarray], out: dict[str, np.ndarray], *, noise_level: float = task.NOISE_LEVEL
-) -> None:
+def update_state(snap: dict[str, np.ndarray], out: dict[str, np.ndarray], plan: TaskPlan) -> None:
     """One step of spec A4's order: bookkeeping 1-3, obs/done/rewards, bookkeeping 5, phase advance."""
     sd = snap["sensordata"]
     qpos, qvel = snap["qpos"], snap["qvel"]
@@ -229,7 +273,7 @@ def update_state(
     air = snap["feet_air_time"]
     # Bookkeeping 1-3.
     first_contact = (air > 0) & (contact | (snap["last_contact"] > 0))
-    air += task.DT
+    air += plan.dt
     feet_z = snap["feet_pos"][:, :, 2]
     peak = snap["feet_peak_height"]
     np.maximum(peak, feet_z, out=peak)
@@ -254,16 +298,23 @@ def update_state(
         phase=snap["phase"].copy(),
         foot_force_z=sd[:, [a + 2 for a in task.S_FOOT_FORCE]],
         sensordata=sd,
-        done=is_done(qpos, qvel, sd),
+        snap=snap,
     )
+    done = np.zeros(q.shape[0], dtype=bool)
+    for t in plan.terminations:
+        done |= TERMINATIONS[t.fn](s, t.params)
+    s = dataclasses.replace(s, done=done)
 
-    obs, privileged = observations(s, snap, noise_level)
-    values = np.stack([f(s) for f in REWARD_TERMS.values()], axis=1)
-    scales = np.array(list(task.REWARD_SCALES.values()))
-    out["obs"][...] = obs
-    out["privileged_obs"][...] = privileged
-    out["done"][...] = s.done
-    out["reward"][...] = task.DT * (values @ scales)
+    groups: dict[str, np.ndarray] = {}
+    for g in plan.observations:
+        groups[g.name] = observation(plan, g.name, s, groups)
+        out[g.name][...] = groups[g.name]
+    values = np.zeros((q.shape[0], len(plan.rewards)))
+    for k, r in enumerate(plan.rewards):
+        values[:, k] = REWARD_TERMS[r.fn](s, r.params)
+    weights = np.array([r.weight for r in plan.rewards])
+    out["done"][...] = done
+    out["reward"][...] = plan.dt * (values @ weights)
     out["term_means"][...] = values.mean(axis=0, dtype=np.float64)
 
     # Bookkeeping 5 and the phase advance.

@@ -19,7 +19,7 @@ class ReferenceWalk(Kernel):
         super().__init__(walk_task.CONTRACT, **kwargs)
 
     def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
-        g1_walk.update_state(snap, out, noise_level=self.noise_level)
+        g1_walk.update_state(snap, out, self.plan)
 
 
 class ReferenceMotion(Kernel):
@@ -29,4 +29,4 @@ class ReferenceMotion(Kernel):
         super().__init__(motion_task.CONTRACT, **kwargs)
 
     def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
-        g1_motion.update_state(snap, out, noise_level=self.noise_level)
+        g1_motion.update_state(snap, out, self.plan)

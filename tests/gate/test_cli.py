@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+import kernels
 from gate import cli
 
 
@@ -33,7 +34,7 @@ def test_parity_json_passes(capsys):
 def test_parity_fails_with_exit_1(capsys, monkeypatch):
     from kernels.reference import g1_walk
 
-    monkeypatch.setitem(g1_walk.REWARD_TERMS, "orientation", lambda s: s.upvector_torso[:, 0] * 0)
+    monkeypatch.setitem(g1_walk.REWARD_TERMS, "orientation", lambda s, p: s.upvector_torso[:, 0] * 0)
     code = cli.main(
         ["kernels", "parity", "--task", "g1_walk", "--num-envs", "50", "--seeds", "0", "--threads", "1"]
     )
@@ -56,6 +57,7 @@ def test_bench_json_has_every_cell_and_the_copy(capsys):
             "--repeats",
             "3",
             "--json",
+            "--no-jit",
         ]
     )
     data = json.loads(capsys.readouterr().out)
@@ -66,16 +68,33 @@ def test_bench_json_has_every_cell_and_the_copy(capsys):
         (20, 1),
     ]  # capped: 20 envs, 1 thread
     row_impls = [r["impl"] for r in data["cells"][0]["rows"]]
-    assert row_impls == ["numpy", "handwritten", "copy"]
+    assert row_impls == [*kernels.registry.available("g1_walk"), "copy"]
+    assert data["jit"] == []
     for row in data["cells"][0]["rows"]:
         assert row["samples"] == 3
         assert row["ms_median"] > 0
         assert row["gb_per_s"] > 0
+    by_impl = {r["impl"]: r for r in data["cells"][0]["rows"]}
+    assert by_impl["assembled"]["vs_handwritten"] > 0  # paired per round against the hand-written kernel
 
 
 def test_bench_table_is_printed(capsys):
     code = cli.main(
-        ["kernels", "bench", "--impl", "handwritten", "--num-envs", "64", "--threads", "1", "--repeats", "2"]
+        [
+            "kernels",
+            "bench",
+            "--task",
+            "g1_walk",
+            "--impl",
+            "handwritten",
+            "--num-envs",
+            "64",
+            "--threads",
+            "1",
+            "--repeats",
+            "2",
+            "--no-jit",
+        ]
     )
     out = capsys.readouterr().out
     assert code == 0
@@ -97,3 +116,18 @@ def test_bad_arguments_exit_2_with_a_message(argv, message, capsys):
         cli.main(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_show_source_prints_the_generated_kernel(capsys, tmp_path):
+    assert cli.main(["kernels", "show-source", "--task", "g1_walk"]) == 0
+    source = capsys.readouterr().out
+    assert "def update_state_kernel(" in source and "@njit(parallel=True, cache=True" in source
+    plan = kernels.registry.default_plan("g1_walk").to_dict()
+    plan["rewards"] = plan["rewards"][:2]
+    path = tmp_path / "plan.json"
+    path.write_text(__import__("json").dumps(plan))
+    assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--plan", str(path)]) == 0
+    assert "f2 =" not in capsys.readouterr().out
+    path.write_text('{"format": 1, "task": "g1_walk", "rewards": [{"name": "jump", "weight": 1}]}')
+    assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--plan", str(path)]) == 2
+    assert "unknown reward term 'jump'" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from kernels.geometry import quat_from_euler, quat_mul_np, quat_to_mat_np
 from kernels.kernel import max_threads
 from kernels.reference import g1_motion as ref
 from kernels.tasks import g1_motion as task
+from kernels.tasks.g1_motion_plan import DEFAULT_PLAN
 
 FRAMES = 3
 A = task.ANCHOR
@@ -77,7 +78,7 @@ def block(out: dict[str, np.ndarray], which: str, name: str) -> np.ndarray:
 
 def fired(snap: dict[str, np.ndarray]) -> set[str]:
     step = ref.make_step(snap)
-    return {name for name, f in ref.TERMINATIONS.items() if f(step)[0]}
+    return {t.name for t in DEFAULT_PLAN.terminations if ref.TERMINATIONS[t.fn](step, t.params)[0]}
 
 
 # --- rewards and terminations (stage 1) ---------------------------------------------------------------------
@@ -273,7 +274,7 @@ def test_synthetic_snapshot_is_plausible_and_clear_of_thresholds():
     }
     for name, gap in gaps.items():
         assert np.abs(gap - thresholds[name]).min() > 1e-3, name
-    done = np.any([f(s) for f in ref.TERMINATIONS.values()], axis=0)
+    done = np.any([ref.TERMINATIONS[t.fn](s, t.params) for t in DEFAULT_PLAN.terminations], axis=0)
     assert 0.01 < done.mean() < 0.035
 
 

@@ -1,0 +1,392 @@
+"""The g1_motion assembler: a plan becomes the source of one fused ``prange`` kernel (implementation ``assembled``).
+
+The generated kernel has the shape of the hand-written one (``kernels.handwritten.g1_motion``): per env it
+gathers the anchors of frames t and t' = min(t + 1, T - 1), evaluates the plan's terminations and anchor terms,
+then makes one pass over the 14 bodies (the body reward errors against the incoming p̃/q̃, the p̃/q̃ update that
+every plan has because it is state, and the critic's body blocks when the plan asks for them) and one pass over
+the 29 joints (joint sums and per-joint observation blocks). Each shared quantity is emitted once and only when a
+term of the plan needs it. Weights, kernel widths, thresholds, column offsets and noise coefficients are literals
+(a zero noise level emits no noise code at all); there is no runtime term switch, weight array or intermediate
+buffer. Print it with ``print(kernels.load("g1_motion", "assembled", num_envs=1, plan=plan).source)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels.assembled.source import Source, literal, load_module, module_path
+from kernels.kernel import Kernel, max_threads, padded_scratch
+from kernels.spec import TaskPlan
+from kernels.tasks import g1_motion as task
+
+NB, NJ = task.NUM_BODIES, task.NUM_JOINTS
+
+# Shared per-env quantities: name -> (blocks it needs, lines). The robot anchor (pa, qa), frame t' (t1, pm1,
+# qm1) and the yaw alignment are not here: every plan has them, for the p̃/q̃ update.
+BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "frame_t": ((), ("pm = vec3_at(motion_pos, t, A)", "qm = quat_at(motion_quat, t, A)")),
+    "ra": ((), ("ra = quat_to_mat(qa)",)),
+    "qa_inv": ((), ("qa_inv = quat_conj(qa)",)),
+    "anchor_err": (("frame_t",), ("anchor_err = sub3(pm, pa)",)),
+    "anchor_angle": (("frame_t",), ("anchor_angle = quat_diff_angle(qm, qa)",)),
+    "root": ((), ("q_root = quat_at(body_quat, i, ROOT)",)),
+}
+# Per-body locals and sums over the 14 bodies (one loop, which also updates p̃/q̃): name -> (locals, lines).
+BODY_LOCALS = {"pr": "pr = vec3_at(body_pos, i, b)", "qr": "qr = quat_at(body_quat, i, b)"}
+BODY_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "pos_err": (("pr",), ("pos_err += sq_norm3(sub3(vec3_at(rel_pos, i, b), pr))",)),
+    "ori_err": (
+        ("qr",),
+        ("angle = quat_diff_angle(quat_at(rel_quat, i, b), qr)", "ori_err += angle * angle"),
+    ),
+    "lin_err": (
+        (),
+        ("lin_err += sq_norm3(sub3(vec3_at(motion_lin_vel, t, b), vec3_at(body_lin_vel, i, b)))",),
+    ),
+    "ang_err": (
+        (),
+        ("ang_err += sq_norm3(sub3(vec3_at(motion_ang_vel, t, b), vec3_at(body_ang_vel, i, b)))",),
+    ),
+}
+# Per-joint locals and sums over the 29 joints (one loop, which also writes the joint blocks).
+JOINT_LOCALS = {"q": "q = float(joint_pos[i, j])", "a": "a = float(actions[i, j])"}
+JOINT_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "rate": (("a",), ("da = a - last_actions[i, j]", "rate += da * da")),
+    "limit": (("q",), ("limit += max(SOFT_LO[j] - q, 0.0) + max(q - SOFT_HI[j], 0.0)",)),
+}
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Scalar code for one term: ``needs`` shared blocks or sums; ``lines`` assign ``{out}`` (rewards) or are
+    one condition (terminations)."""
+
+    needs: tuple[str, ...]
+    lines: tuple[str, ...]
+
+
+def _exp(error: str, needs: str) -> Snippet:
+    return Snippet((needs,), (f"{{out}} = math.exp(-{error} * {{inv_var}})",))
+
+
+REWARDS: dict[str, Snippet] = {
+    "motion_global_anchor_pos": _exp("sq_norm3(anchor_err)", "anchor_err"),
+    "motion_global_anchor_ori": _exp("anchor_angle * anchor_angle", "anchor_angle"),
+    "motion_body_pos": _exp("pos_err", "pos_err"),
+    "motion_body_ori": _exp("ori_err", "ori_err"),
+    "motion_body_lin_vel": _exp("lin_err", "lin_err"),
+    "motion_body_ang_vel": _exp("ang_err", "ang_err"),
+    "action_rate_l2": Snippet(("rate",), ("{out} = rate",)),
+    "joint_limit": Snippet(("limit",), ("{out} = limit",)),
+}
+# The body means are over NB bodies: their 1 / (NB std^2) is one literal.
+MEAN_OVER_BODIES = {"motion_body_pos", "motion_body_ori", "motion_body_lin_vel", "motion_body_ang_vel"}
+_EE_GAPS = " or ".join(
+    f"abs(float(rel_pos[i, {b}, 2]) - float(body_pos[i, {b}, 2])) > {{threshold}}" for b in task.END_EFFECTORS
+)
+TERMINATIONS: dict[str, Snippet] = {
+    "anchor_pos": Snippet(("anchor_err",), ("abs(anchor_err[2]) > {threshold}",)),
+    # (R(q)ᵀ g)_z = −R22, so the gravity gap is the gap of R22.
+    "anchor_ori": Snippet(("frame_t", "ra"), ("abs(quat_to_mat(qm)[8] - ra[8]) > {threshold}",)),
+    "ee_body_pos": Snippet((), (_EE_GAPS,)),
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """An observation block. ``scope`` "env": ``value`` is a tuple computed once per env into ``name``, columns
+    k. "body": a tuple per body, columns ``width`` * b + k. "joint": ``values`` are (column offset, local, line)
+    per joint, columns offset + j."""
+
+    scope: str
+    needs: tuple[str, ...] = ()
+    name: str = ""
+    value: str = ""
+    width: int = 0
+    values: tuple[tuple[int, str, str], ...] = ()
+
+
+OBSERVATIONS: dict[str, Block] = {
+    "command": Block(
+        "joint",
+        values=(
+            (0, "q_ref", "q_ref = float(motion_joint_pos[t1, j])"),
+            (NJ, "qd_ref", "qd_ref = float(motion_joint_vel[t1, j])"),
+        ),
+    ),
+    "motion_anchor_pos_b": Block("env", ("ra",), "anchor_pos_b", "mat_t_vec(ra, sub3(pm1, pa))", 3),
+    "motion_anchor_ori_b": Block("env", ("qa_inv",), "anchor_ori_b", "quat_to_6d(quat_mul(qa_inv, qm1))", 6),
+    "body_pos": Block("body", ("ra", "pr"), "body_pos_b", "mat_t_vec(ra, sub3(pr, pa))", 3),
+    "body_ori": Block("body", ("qa_inv", "qr"), "body_ori_b", "quat_to_6d(quat_mul(qa_inv, qr))", 6),
+    "base_lin_vel": Block(
+        "env", ("root",), "lin_vel_b", "quat_rotate_inv(q_root, vec3_at(body_lin_vel, i, ROOT))", 3
+    ),
+    "base_ang_vel": Block(
+        "env", ("root",), "ang_vel_b", "quat_rotate_inv(q_root, vec3_at(body_ang_vel, i, ROOT))", 3
+    ),
+    "joint_pos": Block("joint", ("q",), values=((0, "dq", "dq = q - Q0[j]"),)),
+    "joint_vel": Block("joint", values=((0, "qd", "qd = float(joint_vel[i, j])"),)),
+    "actions": Block("joint", ("a",), values=((0, "a", ""),)),
+}
+
+# Snapshot array (spec E3 name) -> kernel argument, in the kernel's argument order.
+ARGS = {
+    "body_pos_w": "body_pos",
+    "body_lin_vel_w": "body_lin_vel",
+    "body_ang_vel_w": "body_ang_vel",
+    "body_quat_w": "body_quat",
+    "joint_pos": "joint_pos",
+    "joint_vel": "joint_vel",
+    "actions": "actions",
+    "last_actions": "last_actions",
+    "motion_joint_pos": "motion_joint_pos",
+    "motion_joint_vel": "motion_joint_vel",
+    "motion_body_pos_w": "motion_pos",
+    "motion_body_lin_vel_w": "motion_lin_vel",
+    "motion_body_ang_vel_w": "motion_ang_vel",
+    "motion_body_quat_w": "motion_quat",
+    "time_steps": "time_steps",
+    "noise_u": "noise_u",
+    "rel_body_pos": "rel_pos",
+    "rel_body_quat": "rel_quat",
+}
+
+
+@dataclass(frozen=True)
+class Write:
+    """One destination of an observation block: output array, first column, noise scale (level included)."""
+
+    out: str
+    column: int
+    noise: float
+    noise_column: int | None
+
+
+def _params(name: str, p: object) -> dict[str, str]:
+    values = {key: literal(v) for key, v in vars(p).items()}
+    if "std" in values:
+        bodies = NB if name in MEAN_OVER_BODIES else 1
+        values["inv_var"] = literal(1.0 / (bodies * p.std * p.std))
+    return values
+
+
+def _out_name(k: int, group: str) -> str:
+    return f"out_{group}"  # plans only admit identifiers as group names
+
+
+def _writes(plan: TaskPlan) -> dict[str, list[Write]]:
+    """Library observation term -> every place the plan writes it (each group, included groups' columns too)."""
+    writes: dict[str, list[Write]] = {}
+    for k, group in enumerate(plan.observations):
+        for term, column in plan.layout(group.name):
+            noise = plan.noise_level * term.noise
+            writes.setdefault(term.fn, []).append(
+                Write(
+                    _out_name(k, group.name),
+                    column,
+                    noise,
+                    plan.definition(term).noise_column if noise else None,
+                )
+            )
+    return writes
+
+
+def _store(w: Write, column: str, noise_column: str, value: str) -> str:
+    if not w.noise:
+        return f"{w.out}[i, {column}] = {value}"
+    return f"{w.out}[i, {column}] = {value} + ({literal(2.0 * w.noise)} * noise_u[i, {noise_column}] - {literal(w.noise)})"
+
+
+def generate(plan: TaskPlan) -> str:
+    """The source of a module defining ``update_state_kernel`` for ``plan``."""
+    outs = [_out_name(k, g.name) for k, g in enumerate(plan.observations)]
+    writes = _writes(plan)
+    needs = _needs(plan, writes)
+
+    src = Source()
+    src(
+        f'"""Generated by fusegate from g1_motion plan {plan.hash}. Do not edit: edit the plan."""',
+        "",
+        "import math",
+        "",
+        "import numba",
+        "import numpy as np",
+        "from numba import njit, prange",
+        "",
+        "from kernels.geometry import (",
+        "    mat_t_vec,",
+        "    mat_vec,",
+        "    quat_at,",
+        "    quat_conj,",
+        "    quat_diff_angle,",
+        "    quat_mul,",
+        "    quat_rotate_inv,",
+        "    quat_to_6d,",
+        "    quat_to_mat,",
+        "    quat_yaw,",
+        "    sq_norm3,",
+        "    sub3,",
+        "    vec3_at,",
+        ")",
+        "",
+        f"DT = {literal(plan.dt)}",
+        f"NB = {NB}",
+        f"NJ = {NJ}",
+        f"A = {task.ANCHOR}",
+        f"ROOT = {task.ROOT}",
+        f"Q0 = np.array({task.DEFAULT_POSE.tolist()!r})",
+        f"SOFT_LO = np.array({task.SOFT_LOWER.tolist()!r})",
+        f"SOFT_HI = np.array({task.SOFT_UPPER.tolist()!r})",
+        "",
+        "",
+        "@njit(parallel=True, cache=True)",
+        f"def update_state_kernel({', '.join([*ARGS.values(), 'reward', 'done', *outs, 'term_means', 'scratch'])}):",
+    ).indent()
+    src(
+        "n = body_pos.shape[0]",
+        "last_frame = motion_pos.shape[0] - 1",
+        "scratch[:, :] = 0.0",
+        "for i in prange(n):",
+    )
+    src.indent()
+    src(
+        "tid = numba.get_thread_id()",
+        "t = time_steps[i]",
+        "t1 = min(t + 1, last_frame)",
+        "pa = vec3_at(body_pos, i, A)",
+        "qa = quat_at(body_quat, i, A)",
+        "pm1 = vec3_at(motion_pos, t1, A)",
+        "qm1 = quat_at(motion_quat, t1, A)",
+    )
+    for name, (_, lines) in BLOCKS.items():
+        if name in needs:
+            src(*lines)
+
+    # (1) Terminations (spec B4) against frame t and the incoming p̃/q̃, before the body loop replaces them.
+    conditions = [
+        f"({TERMINATIONS[t.fn].lines[0].format(**_params(t.fn, t.params))})" for t in plan.terminations
+    ]
+    src(f"is_done = {' or '.join(conditions) or 'False'}")
+
+    # (2) Yaw alignment of frame t' onto the robot anchor (spec B2).
+    src("delta_q = quat_yaw(quat_mul(qa, quat_conj(qm1)))", "delta_r = quat_to_mat(delta_q)")
+
+    _emit_body_loop(src, needs, writes)
+    _emit_joint_loop(src, needs, writes)
+    _emit_env_blocks(src, writes)
+
+    # Rewards (spec B3), with parameters and weights as literals.
+    for k, r in enumerate(plan.rewards):
+        snippet = REWARDS[r.fn]
+        src(
+            f"# {r.name}" + (f" ({r.fn})" if r.fn != r.name else ""),
+            *(line.format(out=f"f{k}", **_params(r.fn, r.params)) for line in snippet.lines),
+        )
+    total = " + ".join(f"{literal(r.weight)} * f{k}" for k, r in enumerate(plan.rewards)) or "0.0"
+    src("done[i] = 1 if is_done else 0", f"reward[i] = DT * ({total})")
+    if plan.rewards:
+        src("acc = scratch[tid]", *(f"acc[{k}] += f{k}" for k in range(len(plan.rewards))))
+    src.dedent()
+
+    src(f"for k in range({len(plan.rewards)}):").indent()
+    src("total = 0.0", "for row in range(scratch.shape[0]):").indent()
+    src("total += scratch[row, k]").dedent()
+    src("term_means[k] = total / n").dedent()
+    return src.text()
+
+
+def _needs(plan: TaskPlan, writes: dict[str, list[Write]]) -> set[str]:
+    """The shared blocks, sums and loop locals the plan's terms need, with what those need in turn."""
+    needs: set[str] = set()
+    for snippet in [*(TERMINATIONS[t.fn] for t in plan.terminations), *(REWARDS[r.fn] for r in plan.rewards)]:
+        needs.update(snippet.needs)
+    for fn in writes:
+        needs.update(OBSERVATIONS[fn].needs)
+    for table in (BODY_SUMS, JOINT_SUMS):
+        for name, (local_names, _) in table.items():
+            if name in needs:
+                needs.update(local_names)
+    for name in reversed(BLOCKS):  # a block only needs blocks listed before it
+        if name in needs:
+            needs.update(BLOCKS[name][0])
+    return needs
+
+
+def _emit_body_loop(src: Source, needs: set[str], writes: dict[str, list[Write]]) -> None:
+    """One pass over the bodies: reward errors (1), the p̃/q̃ update every plan has (2), the body blocks (3)."""
+    body_sums = [name for name in BODY_SUMS if name in needs]
+    src(*(f"{name} = 0.0" for name in body_sums), "for b in range(NB):").indent()
+    src(*(line for name, line in BODY_LOCALS.items() if name in needs))
+    for name in body_sums:
+        src(*BODY_SUMS[name][1])
+    src(
+        "offset = mat_vec(delta_r, sub3(vec3_at(motion_pos, t1, b), pm1))",
+        "rel_pos[i, b, 0] = pa[0] + offset[0]",
+        "rel_pos[i, b, 1] = pa[1] + offset[1]",
+        "rel_pos[i, b, 2] = pm1[2] + offset[2]",
+        "q_rel = quat_mul(delta_q, quat_at(motion_quat, t1, b))",
+        *(f"rel_quat[i, b, {k}] = q_rel[{k}]" for k in range(4)),
+    )
+    for fn, block in OBSERVATIONS.items():
+        if block.scope == "body" and fn in writes:
+            src(f"# {fn}", f"{block.name} = {block.value}")
+            for w in writes[fn]:
+                columns = [
+                    f"{w.column} + {block.width} * b" + (f" + {k}" if k else "") for k in range(block.width)
+                ]
+                src(*(_store(w, column, "", f"{block.name}[{k}]") for k, column in enumerate(columns)))
+    src.dedent()
+
+
+def _emit_joint_loop(src: Source, needs: set[str], writes: dict[str, list[Write]]) -> None:
+    """One pass over the joints, if the plan has joint terms: joint sums (1) and the per-joint blocks (3)."""
+    joint_sums = [name for name in JOINT_SUMS if name in needs]
+    joint_blocks = [fn for fn, block in OBSERVATIONS.items() if block.scope == "joint" and fn in writes]
+    if joint_sums or joint_blocks:
+        src(*(f"{name} = 0.0" for name in joint_sums), "for j in range(NJ):").indent()
+        src(*(line for name, line in JOINT_LOCALS.items() if name in needs))
+        for name in joint_sums:
+            src(*JOINT_SUMS[name][1])
+        for fn in joint_blocks:
+            src(f"# {fn}")
+            for offset, local, line in OBSERVATIONS[fn].values:
+                src(*([line] if line else []))
+                for w in writes[fn]:
+                    column, noise_column = w.column + offset, (w.noise_column or 0) + offset
+                    src(_store(w, f"{column} + j" if column else "j", f"{noise_column} + j", local))
+        src.dedent()
+
+
+def _emit_env_blocks(src: Source, writes: dict[str, list[Write]]) -> None:
+    """(3) The anchor and base blocks at frame t', in the robot anchor / pelvis frame."""
+    for fn, block in OBSERVATIONS.items():
+        if block.scope == "env" and fn in writes:
+            src(f"# {fn}", f"{block.name} = {block.value}")
+            for w in writes[fn]:
+                noise_column = w.noise_column or 0
+                src(
+                    *(
+                        _store(w, w.column + k, noise_column + k, f"{block.name}[{k}]")
+                        for k in range(block.width)
+                    )
+                )
+
+
+class AssembledMotion(Kernel):
+    impl = "assembled"
+    parallel = True
+
+    def __init__(self, **kwargs):
+        super().__init__(task.CONTRACT, **kwargs)
+        self.source = generate(self.plan)
+        self.module = load_module(module_path(task.TASK, self.plan.hash), self.source)
+        self._scratch = padded_scratch(max_threads(), max(1, len(self.plan.rewards)))
+        self._outputs = ("reward", "done", *(g.name for g in self.plan.observations), "term_means")
+
+    def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
+        self.module.update_state_kernel(
+            *(snap[name] for name in ARGS), *(out[name] for name in self._outputs), self._scratch
+        )

@@ -1,0 +1,367 @@
+"""The g1_walk assembler: a plan becomes the source of one fused ``prange`` kernel (implementation ``assembled``).
+
+Each library term is a snippet of scalar code with the shared quantities it needs. The generator emits, per env,
+only the shared blocks the plan's terms need (each once), the terms with their parameters, weights, column
+offsets and noise coefficients as literals (a zero noise level emits no noise code at all), the observation
+blocks written to every group that includes them, and the foot bookkeeping and phase advance that every plan
+has. There is no runtime term switch, no weight array and no intermediate buffer: the source reads like the
+hand-written kernel (``fusegate kernels show-source --task g1_walk``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels.assembled.source import Source, literal, load_module, module_path
+from kernels.kernel import Kernel, max_threads, padded_scratch
+from kernels.spec import TaskPlan
+from kernels.tasks import g1_walk as task
+
+# Shared per-env quantities: name -> (blocks it needs, lines).
+BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "contact": (
+        (),
+        (
+            "c0 = sd[i, 68] > 0.0",
+            "c1 = sd[i, 69] > 0.0",
+            "c0f = 1.0 if c0 else 0.0",
+            "c1f = 1.0 if c1 else 0.0",
+        ),
+    ),
+    "feet": (
+        ("contact",),
+        (
+            "air0 = air_time[i, 0]",
+            "air1 = air_time[i, 1]",
+            "first0 = air0 > 0.0 and (c0 or last_contact[i, 0] != 0)",
+            "first1 = air1 > 0.0 and (c1 or last_contact[i, 1] != 0)",
+            "air0 += DT",
+            "air1 += DT",
+            "z0 = feet_pos[i, 0, 2]",
+            "z1 = feet_pos[i, 1, 2]",
+            "peak0 = max(peak[i, 0], z0)",
+            "peak1 = max(peak[i, 1], z1)",
+        ),
+    ),
+    "cmd": ((), ("cx = commands[i, 0]", "cy = commands[i, 1]", "cz = commands[i, 2]")),
+    "cmd_norm": (("cmd",), ("cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz)",)),
+    "linvel": ((), ("vx = sd[i, 6]", "vy = sd[i, 7]", "vz = sd[i, 8]")),
+    "gyro": ((), ("gx = sd[i, 18]", "gy = sd[i, 19]", "gz = sd[i, 20]")),
+    "gravity": (
+        (),
+        (
+            "qw = sd[i, 34]",
+            "qx = sd[i, 35]",
+            "qy = sd[i, 36]",
+            "qz = sd[i, 37]",
+            "grav_x = -2.0 * (qx * qz - qw * qy)",
+            "grav_y = -2.0 * (qy * qz + qw * qx)",
+            "grav_z = -(1.0 - 2.0 * (qx * qx + qy * qy))",
+        ),
+    ),
+    "speed_xy": ((), ("speed_xy = math.sqrt(sd[i, 41] * sd[i, 41] + sd[i, 42] * sd[i, 42])",)),
+    "phase": ((), ("ph0 = phase[i, 0]", "ph1 = phase[i, 1]")),
+    "nan": ((), ("nan = has_nan(qpos[i]) or has_nan(qvel[i])",)),
+    "hip": (
+        (),
+        (
+            "d_hip0 = abs(qpos[i, 8] - Q0[1])",
+            "d_hip1 = abs(qpos[i, 9] - Q0[2])",
+            "d_hip2 = abs(qpos[i, 14] - Q0[7])",
+            "d_hip3 = abs(qpos[i, 15] - Q0[8])",
+        ),
+    ),
+    "knee": ((), ("knee = abs(qpos[i, 10] - Q0[3]) + abs(qpos[i, 16] - Q0[9])",)),
+}
+# Sums over the 29 joints, computed in one loop when any term needs them: name -> loop-body increment.
+JOINT_SUMS = {
+    "sum_abs": "abs(qpos[i, 7 + j] - Q0[j])",
+    "sum_sq": "(qpos[i, 7 + j] - Q0[j]) * (qpos[i, 7 + j] - Q0[j])",
+    "limits": "max(SOFT_LO[j] - qpos[i, 7 + j], 0.0) + max(qpos[i, 7 + j] - SOFT_HI[j], 0.0)",
+    "sum_torque": "abs(actuator_force[i, j])",
+    "sum_energy": "abs(qvel[i, 6 + j]) * abs(actuator_force[i, j])",
+    "sum_rate": "(actions[i, j] - last_actions[i, j]) * (actions[i, j] - last_actions[i, j])",
+}
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Scalar code for one term: ``needs`` shared blocks or joint sums; ``lines`` assign ``{out}``."""
+
+    needs: tuple[str, ...]
+    lines: tuple[str, ...]
+
+
+REWARDS: dict[str, Snippet] = {
+    "tracking_lin_vel": Snippet(
+        ("cmd", "linvel"),
+        ("{out} = math.exp(-((cx - vx) * (cx - vx) + (cy - vy) * (cy - vy)) * {inv_sigma})",),
+    ),
+    "tracking_ang_vel": Snippet(("cmd", "gyro"), ("{out} = math.exp(-(cz - gz) * (cz - gz) * {inv_sigma})",)),
+    "ang_vel_xy": Snippet((), ("{out} = sd[i, 44] * sd[i, 44] + sd[i, 45] * sd[i, 45]",)),
+    "orientation": Snippet(
+        (),
+        (
+            "{out} = (sd[i, 0] - {target_x}) ** 2 + (sd[i, 1] - {target_y}) ** 2 + (sd[i, 2] - {target_z}) ** 2",
+        ),
+    ),
+    "feet_slip": Snippet(("speed_xy", "contact"), ("{out} = speed_xy * (c0f + c1f)",)),
+    "feet_air_time": Snippet(
+        ("feet",),
+        (
+            "{out} = 0.0",
+            "if first0:",
+            "    {out} += min(air0 - {threshold_min}, {clip})",
+            "if first1:",
+            "    {out} += min(air1 - {threshold_min}, {clip})",
+        ),
+    ),
+    "feet_phase": Snippet(
+        ("feet", "phase", "speed_xy", "cmd_norm"),
+        (
+            "{out} = 0.0",
+            "if speed_xy > {mask_speed} or abs(sd[i, 49]) > {mask_speed} or cmd_norm > {mask_command}:",
+            "    {t}e0 = z0 - swing_height(ph0, {swing_height})",
+            "    {t}e1 = z1 - swing_height(ph1, {swing_height})",
+            "    {out} = math.exp(-({t}e0 * {t}e0 + {t}e1 * {t}e1) * {inv_sigma})",
+        ),
+    ),
+    "termination": Snippet((), ("{out} = 1.0 if is_done else 0.0",)),
+    "stand_still": Snippet(
+        ("cmd_norm", "sum_abs"), ("{out} = sum_abs if cmd_norm < {command_threshold} else 0.0",)
+    ),
+    "collision": Snippet((), ("{out} = 1.0 if (sd[i, 73] > 0.0 or sd[i, 74] > 0.0) else 0.0",)),
+    "contact_force": Snippet(
+        (), ("{out} = max(abs(sd[i, 64]) - {max_force}, 0.0) + max(abs(sd[i, 67]) - {max_force}, 0.0)",)
+    ),
+    "joint_deviation_hip": Snippet(
+        ("cmd", "hip"),
+        ("{out} = d_hip1 + d_hip3 if cy > {sidestep_vy} else d_hip0 + d_hip1 + d_hip2 + d_hip3",),
+    ),
+    "joint_deviation_knee": Snippet(("knee",), ("{out} = knee",)),
+    "dof_pos_limits": Snippet(("limits",), ("{out} = limits",)),
+    "pose": Snippet(("sum_sq",), ("{out} = sum_sq",)),
+    "lin_vel_z": Snippet((), ("{out} = sd[i, 43] * sd[i, 43] + sd[i, 40] * sd[i, 40]",)),
+    "base_height": Snippet((), ("{out} = (qpos[i, 2] - {target}) ** 2",)),
+    "torques": Snippet(("sum_torque",), ("{out} = sum_torque",)),
+    "action_rate": Snippet(("sum_rate",), ("{out} = sum_rate",)),
+    "energy": Snippet(("sum_energy",), ("{out} = sum_energy",)),
+    "alive": Snippet((), ("{out} = 1.0",)),
+}
+TERMINATIONS: dict[str, Snippet] = {
+    "torso_upside_down": Snippet((), ("sd[i, 2] < 0.0",)),
+    "feet_contact": Snippet((), ("sd[i, 70] > 0.0",)),
+    "foot_shin_contact": Snippet((), ("sd[i, 71] > 0.0 or sd[i, 72] > 0.0",)),
+    "nan_state": Snippet(("nan",), ("nan",)),
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """An observation block: ``values`` (one expression per column) or ``loop`` (29 columns, index ``j``)."""
+
+    needs: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    loop: str = ""
+
+
+OBSERVATIONS: dict[str, Block] = {
+    "linvel": Block(("linvel",), ("vx", "vy", "vz")),
+    "gyro": Block(("gyro",), ("gx", "gy", "gz")),
+    "gravity": Block(("gravity",), ("grav_x", "grav_y", "grav_z")),
+    "command": Block(("cmd",), ("cx", "cy", "cz")),
+    "joint_pos": Block(loop="qpos[i, 7 + j] - Q0[j]"),
+    "joint_vel": Block(loop="qvel[i, 6 + j]"),
+    "last_act": Block(loop="last_actions[i, j]"),
+    "phase": Block(("phase",), ("math.cos(ph0)", "math.cos(ph1)", "math.sin(ph0)", "math.sin(ph1)")),
+    "accelerometer": Block((), ("sd[i, 12]", "sd[i, 13]", "sd[i, 14]")),
+    "global_angvel": Block((), ("sd[i, 47]", "sd[i, 48]", "sd[i, 49]")),
+    "base_height": Block((), ("qpos[i, 2]",)),
+    "actuator_force": Block(loop="actuator_force[i, j]"),
+    "feet_contact": Block(("contact",), ("c0f", "c1f")),
+    "feet_linvel": Block((), tuple(f"sd[i, {50 + k}]" for k in range(6))),
+    "feet_air_time": Block(("feet",), ("air0", "air1")),
+}
+
+ARGS = (
+    "qpos",
+    "qvel",
+    "sd",
+    "actuator_force",
+    "feet_pos",
+    "actions",
+    "last_actions",
+    "commands",
+    "phase_dt",
+    "noise_u",
+    "phase",
+    "air_time",
+    "last_contact",
+    "peak",
+)
+SNAPSHOT = (
+    "qpos",
+    "qvel",
+    "sensordata",
+    "actuator_force",
+    "feet_pos",
+    "actions",
+    "last_actions",
+    "commands",
+    "phase_dt",
+    "noise_u",
+    "phase",
+    "feet_air_time",
+    "last_contact",
+    "feet_peak_height",
+)
+
+
+def _params(p: object) -> dict[str, str]:
+    values = {name: literal(v) for name, v in vars(p).items()}
+    if "sigma" in vars(p):
+        values["inv_sigma"] = literal(1.0 / p.sigma)
+    return values
+
+
+def _emit_shared(src: Source, needs: set[str]) -> None:
+    """The shared blocks ``needs`` asks for, with their own needs, in a fixed order, each once; then one loop
+    over the joints for every joint sum asked for."""
+    closed = set(needs)
+    for name in reversed(BLOCKS):
+        if name in closed:
+            closed.update(BLOCKS[name][0])
+    for name, (_, lines) in BLOCKS.items():
+        if name in closed:
+            src(*lines)
+    sums = [n for n in JOINT_SUMS if n in needs]
+    if sums:
+        src(*(f"{n} = 0.0" for n in sums), "for j in range(NJ):").indent()
+        src(*(f"{n} += {JOINT_SUMS[n]}" for n in sums)).dedent()
+
+
+def generate(plan: TaskPlan) -> str:
+    """The source of a module defining ``update_state_kernel`` for ``plan``."""
+    groups = [g.name for g in plan.observations]
+    src = Source()
+    src(
+        f'"""Generated by fusegate from g1_walk plan {plan.hash}. Do not edit: edit the plan."""',
+        "",
+        "import math",
+        "",
+        "import numba",
+        "import numpy as np",
+        "from numba import njit, prange",
+        "",
+        "from kernels.scalar import has_nan, swing_height, wrap_2pi",
+        "",
+        f"DT = {literal(plan.dt)}",
+        f"NJ = {task.NUM_JOINTS}",
+        f"Q0 = np.array({task.DEFAULT_POSE.tolist()!r})",
+        f"SOFT_LO = np.array({task.SOFT_LOWER.tolist()!r})",
+        f"SOFT_HI = np.array({task.SOFT_UPPER.tolist()!r})",
+        "",
+        "",
+        '@njit(parallel=True, cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"})',
+        f"def update_state_kernel({', '.join([*ARGS, 'reward', 'done', *(f'out_{g}' for g in groups), 'term_means', 'scratch'])}):",
+    ).indent()
+    src("n = qpos.shape[0]", "scratch[:, :] = 0.0", "for i in prange(n):").indent()
+    src("tid = numba.get_thread_id()")
+    # Shared quantities, each computed once; "feet" and "phase" carry the bookkeeping every plan has.
+    needs = {"feet", "phase"}
+    needs.update(*(TERMINATIONS[t.fn].needs for t in plan.terminations))
+    needs.update(*(REWARDS[r.fn].needs for r in plan.rewards))
+    needs.update(*(OBSERVATIONS[o.fn].needs for g in plan.observations for o in g.terms))
+    _emit_shared(src, needs)
+
+    # Termination (spec A5) and the reward terms, with parameters and weights as literals.
+    conditions = [f"({TERMINATIONS[t.fn].lines[0]})" for t in plan.terminations]
+    src(f"is_done = {' or '.join(conditions) or 'False'}")
+    for k, r in enumerate(plan.rewards):
+        snippet = REWARDS[r.fn]
+        src(
+            f"# {r.name} ({r.fn})",
+            *(line.format(out=f"f{k}", t=f"t{k}_", **_params(r.params)) for line in snippet.lines),
+        )
+    total = " + ".join(f"{literal(r.weight)} * f{k}" for k, r in enumerate(plan.rewards)) or "0.0"
+    src(f"reward[i] = DT * ({total})", "done[i] = 1 if is_done else 0")
+    if plan.rewards:
+        src("acc = scratch[tid]", *(f"acc[{k}] += f{k}" for k in range(len(plan.rewards))))
+
+    # Observations: each block computed once and written to its group and every group that includes it.
+    _emit_observations(src, plan)
+
+    # Bookkeeping 5 and the phase advance.
+    src(
+        "air_time[i, 0] = 0.0 if c0 else air0",
+        "air_time[i, 1] = 0.0 if c1 else air1",
+        "last_contact[i, 0] = 1 if c0 else 0",
+        "last_contact[i, 1] = 1 if c1 else 0",
+        "peak[i, 0] = 0.0 if c0 else peak0",
+        "peak[i, 1] = 0.0 if c1 else peak1",
+        "phase[i, 0] = wrap_2pi(ph0 + phase_dt[i] + math.pi) - math.pi",
+        "phase[i, 1] = wrap_2pi(ph1 + phase_dt[i] + math.pi) - math.pi",
+    )
+    src.dedent()
+    src(f"for k in range({len(plan.rewards)}):").indent()
+    src("total = 0.0", "for t in range(scratch.shape[0]):").indent()
+    src("total += scratch[t, k]").dedent()
+    src("term_means[k] = total / n").dedent()
+    return src.text()
+
+
+def _destinations(plan: TaskPlan, group: str) -> list[str]:
+    """``group`` and every group that includes it (directly or not): its columns come first in each."""
+    dests = [group]
+    for g in plan.observations:
+        if g.include in dests:
+            dests.append(g.name)
+    return dests
+
+
+def _emit_observations(src: Source, plan: TaskPlan) -> None:
+    for group in plan.observations:
+        dests = [f"out_{g}" for g in _destinations(plan, group.name)]
+        start = plan.width(group.include) if group.include else 0
+        column = start
+        for term in group.terms:
+            block = OBSERVATIONS[term.fn]
+            noise = ""
+            if term.noise and plan.noise_level:
+                scale = plan.noise_level * term.noise
+                noise_col = plan.definition(term).noise_column
+                noise = f" + ({literal(2.0 * scale)} * noise_u[i, {noise_col} + {{k}}] - {literal(scale)})"
+            src(f"# {group.name}.{term.name}")
+            if block.loop:
+                src(f"for j in range({task.NUM_JOINTS}):").indent()
+                src(f"v = {block.loop}{noise.format(k='j')}")
+                src(*(f"{d}[i, {column} + j] = v" for d in dests)).dedent()
+                column += task.NUM_JOINTS
+                continue
+            for k, value in enumerate(block.values):
+                if len(dests) == 1:
+                    src(f"{dests[0]}[i, {column + k}] = {value}{noise.format(k=k)}")
+                else:
+                    src(f"v = {value}{noise.format(k=k)}", *(f"{d}[i, {column + k}] = v" for d in dests))
+            column += len(block.values)
+
+
+class AssembledWalk(Kernel):
+    impl = "assembled"
+    parallel = True
+
+    def __init__(self, **kwargs):
+        super().__init__(task.CONTRACT, **kwargs)
+        source = generate(self.plan)
+        self.source = source
+        self.module = load_module(module_path(task.TASK, self.plan.hash), source)
+        self._scratch = padded_scratch(max_threads(), max(1, len(self.plan.rewards)))
+        self._outputs = ("reward", "done", *(g.name for g in self.plan.observations), "term_means")
+
+    def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
+        self.module.update_state_kernel(
+            *(snap[name] for name in SNAPSHOT), *(out[name] for name in self._outputs), self._scratch
+        )
