@@ -1,0 +1,116 @@
+"""Shared setup of the asv suites: the profile's grid, placement, snapshots and the results sidecar.
+
+Profiles (``FUSEGATE_BENCH_PROFILE``): ``quick`` (the default) is two scales at the placement's full thread
+count, so ``asv continuous main HEAD`` finishes in minutes on a 2-core machine; ``full`` is 2^11 ... 2^18 envs
+over every power-of-two thread count the placement allows.
+``FUSEGATE_BENCH_THREADS`` overrides the thread list (e.g. ``1,8,16,32``). The placement comes from the
+``FUSEGATE_*`` variables (``kernels.placement``) and is applied in every benchmark process before any array is
+allocated; what was asked and what the OS granted is written, with the machine and software fingerprints, to a
+sidecar next to asv's results, so every stored result can be traced back to where it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import kernels
+from kernels import fingerprint, parity, registry
+from kernels.placement import AppliedPlacement, Placement, first_touch
+
+PROFILE = os.environ.get("FUSEGATE_BENCH_PROFILE", "quick")
+if PROFILE not in ("quick", "full"):
+    raise ValueError(f"FUSEGATE_BENCH_PROFILE must be quick or full, got {PROFILE!r}")
+SIDECAR_FORMAT = 1
+ROOT = Path(__file__).resolve().parents[1]  # the asv config directory (benchmark_dir is ./benchmarks)
+
+
+def _threads() -> list[int]:
+    override = os.environ.get("FUSEGATE_BENCH_THREADS")
+    if override:
+        return [int(t) for t in override.split(",")]
+    cpus = len(os.sched_getaffinity(0))
+    if PROFILE == "quick":
+        return [cpus]
+    return [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= cpus]
+
+
+TASKS = list(kernels.TASKS)
+IMPLS = list(kernels.IMPLS)
+NUM_ENVS = [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)]
+THREADS = _threads()
+PAIRS = 40 if PROFILE == "quick" else 60
+
+_applied: AppliedPlacement | None = None
+
+
+def place() -> AppliedPlacement:
+    """Apply the environment's placement once per process (before any array exists) and return it."""
+    global _applied
+    if _applied is None:
+        _applied = Placement.from_env().apply()
+    return _applied
+
+
+def require(task: str, impl: str, threads: int) -> AppliedPlacement:
+    """Skip (asv's NotImplementedError) what does not exist or what this placement cannot run."""
+    if impl not in registry.available(task):
+        raise NotImplementedError(f"{impl} has no {task} kernel")
+    applied = place()
+    if threads > len(applied.cpus):
+        raise NotImplementedError(f"threads={threads} > {len(applied.cpus)} CPUs of the placement")
+    return applied
+
+
+def snapshot(task: str, num_envs: int, threads: int) -> dict:
+    """A synthetic snapshot whose pages were first touched by ``threads`` threads laid out like the kernel's."""
+    import numba
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(threads, previous))
+    try:
+        return first_touch(kernels.make_inputs(task, num_envs, seed=0))
+    finally:
+        numba.set_num_threads(previous)
+
+
+def checked_kernel(task: str, impl: str, num_envs: int, threads: int, snap: dict):
+    """The kernel, after a parity check against the reference on this snapshot (which also warms the JIT).
+
+    A failing implementation raises, so asv reports the benchmark as failed instead of timing it.
+    """
+    if impl != registry.REFERENCE:
+        report = parity.compare_on(kernels.copy_snapshot(snap), task=task, impl=impl, threads=threads)
+        if not report.ok:
+            bad = ", ".join(f"{a.name} (max abs {a.max_abs:.3g})" for a in report.arrays if not a.ok)
+            raise RuntimeError(f"{task}/{impl} fails parity with the NumPy reference: {bad}")
+    kernel = kernels.load(task, impl, num_envs=num_envs, threads=threads)
+    kernel.update_state(snap)
+    return kernel
+
+
+def write_sidecar(kind: str, record: dict) -> Path:
+    """Append one JSON line (placement, fingerprints, measurement) for the commit asv is measuring."""
+    applied = place()
+    commit = os.environ.get("ASV_COMMIT", "working-tree")
+    directory = ROOT / ".asv" / "fusegate" / commit[:8]
+    directory.mkdir(parents=True, exist_ok=True)
+    line = {
+        "format": SIDECAR_FORMAT,
+        "kind": kind,
+        "commit": commit,
+        "env": os.environ.get("ASV_ENV_NAME", "existing"),
+        "profile": PROFILE,
+        "time": time.time(),
+        "pid": os.getpid(),
+        "placement": applied.to_dict(),
+        "machine": fingerprint.machine(),
+        "software": fingerprint.software(applied.layer),
+        **record,
+    }
+    path = directory / f"{kind}.jsonl"
+    with open(path, "a") as f:  # asv runs one benchmark process at a time
+        f.write(json.dumps(line) + "\n")
+    return path

@@ -1,0 +1,102 @@
+"""The asv suite as asv itself sees it: discovery, expected names and params, pins, the sidecar."""
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED = {
+    "hot_slice.HotSlice.time_update_state": "time",
+    "hot_slice.HotSliceMetrics.track_time_vs_copy": "track",
+    "hot_slice.HotSliceMetrics.track_cpu_util": "track",
+    "hot_slice.JIT.track_compile_s": "track",
+    "hot_slice.JIT.track_cache_load_s": "track",
+    "hot_slice.Paired.track_ratio": "track",
+}
+
+
+def _asv(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "asv", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+@pytest.fixture(scope="module")
+def discovered(tmp_path_factory) -> dict:
+    """benchmarks.json from asv's own discovery, run against this interpreter (results in a temp dir)."""
+    tmp = tmp_path_factory.mktemp("asv")
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    conf.update(results_dir=str(tmp / "results"), html_dir=str(tmp / "html"), env_dir=str(tmp / "env"))
+    conf["benchmark_dir"] = str(ROOT / "benchmarks")
+    config = tmp / "asv.conf.json"
+    config.write_text(json.dumps(conf))
+    env = {**os.environ, "HOME": str(tmp)}  # asv keeps machine.json in $HOME
+    machine = _asv("machine", "--yes", "--config", str(config), cwd=tmp, env=env)
+    assert machine.returncode == 0, machine.stderr
+    run = _asv(
+        "run",
+        "--config",
+        str(config),
+        "--bench",
+        "just-discover",
+        "-E",
+        f"existing:{sys.executable}",
+        cwd=tmp,
+        env=env,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads((tmp / "results" / "benchmarks.json").read_text())
+
+
+def test_every_benchmark_is_discovered_with_its_kind(discovered):
+    found = {name: meta["type"] for name, meta in discovered.items() if name != "version"}
+    assert found == EXPECTED  # a misnamed or broken benchmark would be missing here
+
+
+def test_grids_cover_every_task_and_implementation(discovered):
+    import kernels
+
+    hot = discovered["hot_slice.HotSlice.time_update_state"]
+    assert hot["param_names"] == ["task", "impl", "num_envs", "threads"]
+    assert hot["params"][0] == [repr(t) for t in kernels.TASKS]
+    assert hot["params"][1] == [repr(i) for i in kernels.IMPLS]
+    paired = discovered["hot_slice.Paired.track_ratio"]
+    assert "'handwritten'" not in paired["params"][1] and "'assembled'" in paired["params"][1]
+    assert discovered["hot_slice.Paired.track_ratio"]["unit"] == "ratio"
+
+
+def test_asv_environment_pins_match_the_package():
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = dict(dep.split("==") for dep in project["dependencies"])
+    runtime = {name: version for name, version in pins.items() if name not in ("asv", "virtualenv")}
+    assert conf["matrix"]["req"] == runtime
+    assert "--no-deps" in conf["build_command"][0] and "--no-deps" in conf["install_command"][0]
+
+
+def test_suite_runs_once_and_writes_the_sidecar(tmp_path):
+    """One cheap benchmark through asv_runner's own code path, under a placement, leaves a traceable sidecar."""
+    code = (
+        "from benchmarks import hot_slice\n"
+        "b = hot_slice.Paired()\n"
+        "b.setup('g1_walk', 'assembled', 64, 1)\n"
+        "print(b.track_ratio('g1_walk', 'assembled', 64, 1))\n"
+    )
+    env = {**os.environ, "ASV_COMMIT": "feedface" * 5, "FUSEGATE_MEMPOLICY": "local", "FUSEGATE_THREADS": "1"}
+    sidecar = ROOT / ".asv" / "fusegate" / "feedface" / "paired.jsonl"
+    sidecar.unlink(missing_ok=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    ratio = float(out.stdout)
+    line = json.loads(sidecar.read_text().splitlines()[-1])
+    sidecar.unlink()
+    assert line["placement"]["asked"] == "mem=local threads=1"
+    assert line["placement"]["granted"]["mem"] == "local" and line["placement"]["granted"]["threads"] == 1
+    assert line["machine"]["cpu_model"] and line["software"]["numba"]
+    assert len(line["pairs"]) >= 40 and line["median_ratio"] == pytest.approx(ratio)
