@@ -115,18 +115,20 @@ def _with_threads(threads: int, fn: Callable[[], object]) -> Callable[[], object
 
 
 def _kernel_runner(task: str, impl: str, snap: dict, threads: int) -> _Runner:
+    """Every implementation of a cell runs on the same snapshot arrays (parity runs on copies): a copy per
+    implementation would put their inputs at different addresses, and the layout alone (cache-set and 4K
+    aliasing between input and output streams) moved one kernel's time by several percent from run to run."""
     kernel: Kernel = registry.load(task, impl, num_envs=next(iter(snap.values())).shape[0], threads=threads)
     timing = Timing(impl=impl, threads=kernel.threads)
-    own = registry.copy_snapshot(snap)
     if impl != registry.REFERENCE:
         report = parity.compare_on(registry.copy_snapshot(snap), task=task, impl=impl, threads=threads)
         if not report.ok:
             timing.parity_ok = False
             timing.parity_detail = ", ".join(a.name for a in report.arrays if not a.ok)
     t0 = time.perf_counter()
-    kernel.update_state(own)
+    kernel.update_state(snap)
     timing.first_call_s = time.perf_counter() - t0
-    return _Runner(timing, lambda: kernel.update_state(own))
+    return _Runner(timing, lambda: kernel.update_state(snap))
 
 
 def _copy_runner(nbytes: int, threads: int) -> _Runner:

@@ -76,6 +76,7 @@ BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "knee": ((), ("knee = abs(qpos[i, 10] - Q0[3]) + abs(qpos[i, 16] - Q0[9])",)),
 }
+JOINT_BLOCKS = ("nan", "hip", "knee")
 # Sums over the 29 joints, computed in one loop when any term needs them: name -> loop-body increment.
 JOINT_SUMS = {
     "sum_abs": "abs(qpos[i, 7 + j] - Q0[j])",
@@ -227,16 +228,24 @@ def _params(p: object) -> dict[str, str]:
     return values
 
 
-def _emit_shared(src: Source, needs: set[str]) -> None:
-    """The shared blocks ``needs`` asks for, with their own needs, in a fixed order, each once; then one loop
-    over the joints for every joint sum asked for."""
+def _closure(needs: set[str]) -> set[str]:
+    """``needs`` with the shared blocks they need in turn."""
     closed = set(needs)
     for name in reversed(BLOCKS):
         if name in closed:
             closed.update(BLOCKS[name][0])
+    return closed
+
+
+def _emit_blocks(src: Source, needs: set[str], names: tuple[str, ...]) -> None:
+    """The blocks among ``names`` that ``needs`` asks for, in the fixed order of BLOCKS."""
     for name, (_, lines) in BLOCKS.items():
-        if name in closed:
+        if name in names and name in needs:
             src(*lines)
+
+
+def _emit_joint_sums(src: Source, needs: set[str]) -> None:
+    """One loop over the joints for every joint sum asked for."""
     sums = [n for n in JOINT_SUMS if n in needs]
     if sums:
         src(*(f"{n} = 0.0" for n in sums), "for j in range(NJ):").indent()
@@ -270,12 +279,18 @@ def generate(plan: TaskPlan) -> str:
     ).indent()
     src("n = qpos.shape[0]", "scratch[:, :] = 0.0", "for i in prange(n):").indent()
     src("tid = numba.get_thread_id()")
-    # Shared quantities, each computed once; "feet" and "phase" carry the bookkeeping every plan has.
+    # Shared quantities, each computed once; "feet" and "phase" carry the bookkeeping every plan has. The
+    # per-joint work comes first and the 29-wide observation blocks are written right after it, while the
+    # env's joint rows are hot (measured: emitting them after the rewards cost 3-8% at 131072 envs).
     needs = {"feet", "phase"}
     needs.update(*(TERMINATIONS[t.fn].needs for t in plan.terminations))
     needs.update(*(REWARDS[r.fn].needs for r in plan.rewards))
     needs.update(*(OBSERVATIONS[o.fn].needs for g in plan.observations for o in g.terms))
-    _emit_shared(src, needs)
+    needs = _closure(needs)
+    _emit_blocks(src, needs, ("contact", "feet", *JOINT_BLOCKS))
+    _emit_joint_sums(src, needs)
+    _emit_observations(src, plan, loops=True)
+    _emit_blocks(src, needs, tuple(name for name in BLOCKS if name not in ("contact", "feet", *JOINT_BLOCKS)))
 
     # Termination (spec A5) and the reward terms, with parameters and weights as literals.
     conditions = [f"({TERMINATIONS[t.fn].lines[0]})" for t in plan.terminations]
@@ -292,7 +307,7 @@ def generate(plan: TaskPlan) -> str:
         src("acc = scratch[tid]", *(f"acc[{k}] += f{k}" for k in range(len(plan.rewards))))
 
     # Observations: each block computed once and written to its group and every group that includes it.
-    _emit_observations(src, plan)
+    _emit_observations(src, plan, loops=False)
 
     # Bookkeeping 5 and the phase advance.
     src(
@@ -322,13 +337,17 @@ def _destinations(plan: TaskPlan, group: str) -> list[str]:
     return dests
 
 
-def _emit_observations(src: Source, plan: TaskPlan) -> None:
+def _emit_observations(src: Source, plan: TaskPlan, *, loops: bool) -> None:
+    """The observation blocks written in a loop over joints (``loops``) or the scalar ones."""
     for group in plan.observations:
         dests = [f"out_{g}" for g in _destinations(plan, group.name)]
         start = plan.width(group.include) if group.include else 0
         column = start
         for term in group.terms:
             block = OBSERVATIONS[term.fn]
+            if bool(block.loop) != loops:
+                column += task.NUM_JOINTS if block.loop else len(block.values)
+                continue
             noise = ""
             if term.noise and plan.noise_level:
                 scale = plan.noise_level * term.noise
