@@ -1,8 +1,8 @@
 """In-process kernel benchmark: warm, interleaved timing of implementations side by side, with a memory roofline.
 
-For each cell (task, num_envs, threads) every implementation gets its own copy of one synthetic snapshot, is
-checked against the reference on its first call (which is also the JIT warm-up; a failing implementation is
-reported, not timed), and is then timed in rounds: every round runs each implementation once, in a fresh random
+For each cell (task, num_envs, threads) every implementation is checked against the reference on a copy of one
+synthetic snapshot (which also warms the JIT; a failing implementation is reported, not timed), and is then
+timed on that snapshot itself, shared by all of them, in rounds: every round runs each implementation once, in a fresh random
 order, so drift on a shared machine hits all of them alike. A parallel array copy moving the same number of
 bytes with the same thread count runs in the same rounds: the achieved bandwidth of a kernel is reported as a
 fraction of it (the memory roofline of this machine, now).
