@@ -78,6 +78,12 @@ def update_state_kernel(
 ):
     n = qpos.shape[0]
     scratch[:, :] = 0.0
+    # Noise x + level * (2u - 1) * scale as x + (a * u - b): a = 2 * level * scale, b = level * scale.
+    a_qpos, b_qpos = 2.0 * noise_level * N_QPOS, noise_level * N_QPOS
+    a_qvel, b_qvel = 2.0 * noise_level * N_QVEL, noise_level * N_QVEL
+    a_linvel, b_linvel = 2.0 * noise_level * N_LINVEL, noise_level * N_LINVEL
+    a_gyro, b_gyro = 2.0 * noise_level * N_GYRO, noise_level * N_GYRO
+    a_grav, b_grav = 2.0 * noise_level * N_GRAV, noise_level * N_GRAV
     for i in prange(n):
         tid = numba.get_thread_id()
         u = noise_u[i]
@@ -111,11 +117,11 @@ def update_state_kernel(
             sum_sq += dq * dq
             limits += max(soft_lo[j] - qpos[i, 7 + j], 0.0) + max(qpos[i, 7 + j] - soft_hi[j], 0.0)
         for j in range(NJ):
-            v = qpos[i, 7 + j] + noise_level * (2.0 * u[9 + j] - 1.0) * N_QPOS - q0[j]
+            v = qpos[i, 7 + j] + (a_qpos * u[9 + j] - b_qpos) - q0[j]
             o[12 + j] = v
             p[12 + j] = v
         for j in range(NJ):
-            v = qvel[i, 6 + j] + noise_level * (2.0 * u[38 + j] - 1.0) * N_QVEL
+            v = qvel[i, 6 + j] + (a_qvel * u[38 + j] - b_qvel)
             o[41 + j] = v
             p[41 + j] = v
         for j in range(NJ):
@@ -215,15 +221,15 @@ def update_state_kernel(
         acc[14] += sum_sq
 
         # Observation `state` (spec A3); the phase is the one before its advance.
-        o[0] = vx + noise_level * (2.0 * u[0] - 1.0) * N_LINVEL
-        o[1] = vy + noise_level * (2.0 * u[1] - 1.0) * N_LINVEL
-        o[2] = vz + noise_level * (2.0 * u[2] - 1.0) * N_LINVEL
-        o[3] = gx + noise_level * (2.0 * u[3] - 1.0) * N_GYRO
-        o[4] = gy + noise_level * (2.0 * u[4] - 1.0) * N_GYRO
-        o[5] = gz + noise_level * (2.0 * u[5] - 1.0) * N_GYRO
-        o[6] = grav_x + noise_level * (2.0 * u[6] - 1.0) * N_GRAV
-        o[7] = grav_y + noise_level * (2.0 * u[7] - 1.0) * N_GRAV
-        o[8] = grav_z + noise_level * (2.0 * u[8] - 1.0) * N_GRAV
+        o[0] = vx + (a_linvel * u[0] - b_linvel)
+        o[1] = vy + (a_linvel * u[1] - b_linvel)
+        o[2] = vz + (a_linvel * u[2] - b_linvel)
+        o[3] = gx + (a_gyro * u[3] - b_gyro)
+        o[4] = gy + (a_gyro * u[4] - b_gyro)
+        o[5] = gz + (a_gyro * u[5] - b_gyro)
+        o[6] = grav_x + (a_grav * u[6] - b_grav)
+        o[7] = grav_y + (a_grav * u[7] - b_grav)
+        o[8] = grav_z + (a_grav * u[8] - b_grav)
         o[9] = cx
         o[10] = cy
         o[11] = cz
