@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -169,6 +170,25 @@ def _read_plan(task: str, path: str):
     return plan_from_json(text, base=registry.default_plan(task), source=path)
 
 
+def cmd_pairs(args: argparse.Namespace) -> int:
+    """Median paired ratio per cell with its hierarchical-bootstrap 95% CI, from the asv sidecar."""
+    from gate import pairs
+
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise ValueError(
+            f"no sidecar directory {directory}; run the asv suites first (asv run / asv continuous)"
+        )
+    rows = pairs.summarize(directory)
+    if not rows:
+        raise ValueError(f"{directory} holds no paired records (*/paired.jsonl)")
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        render.console().print(render.pairs_table(rows))
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """The main job: this machine's kernel benchmark table, every task and implementation."""
     return _bench_and_print(args, list(kernels.TASKS), list(kernels.IMPLS))
@@ -200,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
     _task_impl_options(bench_cmd)
     _bench_options(bench_cmd, repeats=20)
     bench_cmd.set_defaults(func=cmd_kernels_bench)
+
+    pairs_cmd = commands.add_parser(
+        "pairs", help="paired implementation/hand-written ratios from the asv sidecar"
+    )
+    pairs_cmd.add_argument("directory", nargs="?", default=".asv/fusegate", help="default: .asv/fusegate")
+    pairs_cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    pairs_cmd.set_defaults(func=cmd_pairs)
 
     show = kernel_commands.add_parser("show-source", help="print the generated source of an assembled kernel")
     show.add_argument("--task", choices=kernels.TASKS, required=True)

@@ -110,6 +110,21 @@ def jit_table(rows: list[dict]) -> Table:
     return table
 
 
+def pairs_table(rows: list[dict]) -> Table:
+    table = Table(
+        title="Paired ratio impl / hand-written per cell: median of pairs, 95% hierarchical bootstrap CI"
+    )
+    for col in ("commit", "task", "impl", "N", "thr", "procs", "pairs", "ratio", "95% CI", "CI width %"):
+        table.add_column(col, justify="left" if col in ("commit", "task", "impl") else "right")
+    for r in rows:
+        table.add_row(
+            r["commit"][:8], r["task"], r["impl"], str(r["num_envs"]), str(r["threads"]), str(r["processes"]),
+            str(r["pairs"]), f"{r['median_ratio']:.3f}", f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
+            f"{r['ci_width_pct']:.1f}",
+        )  # fmt: skip
+    return table
+
+
 def console(*, stderr: bool = False) -> Console:
     """A console that keeps wide tables whole when output goes to a file or a pipe (rich assumes 80 columns)."""
     probe = Console(stderr=stderr)

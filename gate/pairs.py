@@ -1,0 +1,73 @@
+"""Paired-ratio summaries from the asv sidecar (``.asv/fusegate/<commit>/paired.jsonl``).
+
+For each cell (commit, task, implementation, num_envs, threads) the pairs of every benchmark process are pooled:
+the estimate is the median of impl/hand-written pair ratios, with a 95% confidence interval from a hierarchical
+bootstrap (resample the processes, then the pairs within each), so process-to-process drift widens the interval
+instead of hiding in it (GATE.md, "Noise on the 2-core development machines").
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+RESAMPLES = 2000
+
+
+def read_pairs(directory: Path) -> dict[tuple, list[np.ndarray]]:
+    """cell -> one array of pair ratios per benchmark process."""
+    cells: dict[tuple, list[np.ndarray]] = defaultdict(list)
+    for path in sorted(directory.glob("*/paired.jsonl")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            try:
+                record = json.loads(line)
+                key = (
+                    record["commit"],
+                    record["task"],
+                    record["impl"],
+                    record["num_envs"],
+                    record["threads"],
+                )
+                ratios = np.array([p["impl_s"] / p["base_s"] for p in record["pairs"]])
+            except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+                raise ValueError(f"{path}:{number}: not a paired record ({exc})") from None
+            cells[key].append(ratios)
+    return dict(cells)
+
+
+def hierarchical_ci(processes: list[np.ndarray], *, seed: int = 0) -> tuple[float, float, float]:
+    """(median, low, high): the median pair ratio and its 95% hierarchical-bootstrap interval."""
+    rng = np.random.default_rng(seed)
+    pooled = np.concatenate(processes)
+    estimates = np.empty(RESAMPLES)
+    for b in range(RESAMPLES):
+        chosen = rng.integers(0, len(processes), len(processes))
+        sample = np.concatenate([rng.choice(processes[k], len(processes[k])) for k in chosen])
+        estimates[b] = np.median(sample)
+    low, high = np.quantile(estimates, [0.025, 0.975])
+    return float(np.median(pooled)), float(low), float(high)
+
+
+def summarize(directory: Path) -> list[dict]:
+    rows = []
+    for (commit, task, impl, num_envs, threads), processes in sorted(read_pairs(directory).items()):
+        median, low, high = hierarchical_ci(processes)
+        rows.append(
+            {
+                "commit": commit,
+                "task": task,
+                "impl": impl,
+                "num_envs": num_envs,
+                "threads": threads,
+                "processes": len(processes),
+                "pairs": int(sum(len(p) for p in processes)),
+                "median_ratio": median,
+                "ci_low": low,
+                "ci_high": high,
+                "ci_width_pct": 100 * (high - low),
+            }
+        )
+    return rows
