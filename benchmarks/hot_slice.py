@@ -6,6 +6,8 @@
 - ``JIT``: compile time (empty cache) and cache-load time, each in fresh processes.
 - ``Paired``: every other implementation timed alternately with ``handwritten`` in one process, in random order,
   every pair kept in the sidecar for the gate; asv tracks the median pair ratio.
+
+The last three exist when ``FUSEGATE_BENCH_TRACKS=1`` (the default of the full profile).
 """
 
 from __future__ import annotations
@@ -41,123 +43,130 @@ class HotSlice:
         self.kernel.update_state(self.snap)
 
 
-class HotSliceMetrics:
-    """One process measures the whole grid interleaved (``kernels.bench.run_cell``); tracks look it up."""
+if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judged by asv continuous
 
-    params = (common.TASKS, common.IMPLS, common.NUM_ENVS, common.THREADS)
-    param_names = ("task", "impl", "num_envs", "threads")
-    timeout = 1800
+    class HotSliceMetrics:
+        """One process measures the whole grid interleaved (``kernels.bench.run_cell``); tracks look it up."""
 
-    def setup_cache(self):
-        common.place()
-        rows = {}
-        for task in common.TASKS:
-            for n in common.NUM_ENVS:
-                for threads in common.THREADS:
-                    cell = bench.run_cell(
-                        task=task, impls=registry.available(task), num_envs=n, threads=threads, repeats=10
-                    )
-                    for row in cell.rows:
-                        rows[(task, row["impl"], n, threads)] = row
-                    common.write_sidecar("hot_slice_metrics", {"cell": cell.to_dict()})
-        return rows
+        params = (common.TASKS, common.IMPLS, common.NUM_ENVS, common.THREADS)
+        param_names = ("task", "impl", "num_envs", "threads")
+        timeout = 1800
 
-    def setup(self, rows, task, impl, num_envs, threads):
-        common.require(task, impl, threads)
-        if (task, impl, num_envs, threads) not in rows:
-            raise NotImplementedError("not measured")
-        if not rows[(task, impl, num_envs, threads)]["parity_ok"]:
-            raise RuntimeError(f"{task}/{impl} fails parity with the NumPy reference")
+        def setup_cache(self):
+            common.place()
+            rows = {}
+            for task in common.TASKS:
+                for n in common.NUM_ENVS:
+                    for threads in common.THREADS:
+                        cell = bench.run_cell(
+                            task=task, impls=registry.available(task), num_envs=n, threads=threads, repeats=10
+                        )
+                        for row in cell.rows:
+                            rows[(task, row["impl"], n, threads)] = row
+                        common.write_sidecar("hot_slice_metrics", {"cell": cell.to_dict()})
+            return rows
 
-    def track_time_vs_copy(self, rows, task, impl, num_envs, threads):
-        """Kernel time over a parallel copy of the same bytes: 1 / (fraction of copy bandwidth)."""
-        return 100.0 / rows[(task, impl, num_envs, threads)]["pct_of_copy"]
+        def setup(self, rows, task, impl, num_envs, threads):
+            common.require(task, impl, threads)
+            if (task, impl, num_envs, threads) not in rows:
+                raise NotImplementedError("not measured")
+            if not rows[(task, impl, num_envs, threads)]["parity_ok"]:
+                raise RuntimeError(f"{task}/{impl} fails parity with the NumPy reference")
 
-    track_time_vs_copy.unit = "x copy time"
+        def track_time_vs_copy(self, rows, task, impl, num_envs, threads):
+            """Kernel time over a parallel copy of the same bytes: 1 / (fraction of copy bandwidth)."""
+            return 100.0 / rows[(task, impl, num_envs, threads)]["pct_of_copy"]
 
-    def track_cpu_util(self, rows, task, impl, num_envs, threads):
-        """CPU seconds per wall second while timing (cores busy)."""
-        return rows[(task, impl, num_envs, threads)]["cpu_util"]
+        track_time_vs_copy.unit = "x copy time"
 
-    track_cpu_util.unit = "cores"
+        def track_cpu_util(self, rows, task, impl, num_envs, threads):
+            """CPU seconds per wall second while timing (cores busy)."""
+            return rows[(task, impl, num_envs, threads)]["cpu_util"]
 
+        track_cpu_util.unit = "cores"
 
-class JIT:
-    params = (common.TASKS, [i for i in common.IMPLS if i != registry.REFERENCE])
-    param_names = ("task", "impl")
-    timeout = 1800
+    class JIT:
+        params = (common.TASKS, [i for i in common.IMPLS if i != registry.REFERENCE])
+        param_names = ("task", "impl")
+        timeout = 1800
 
-    def setup_cache(self):
-        return {
-            (task, impl): bench.jit_times(task, impl)
-            for task in common.TASKS
-            for impl in registry.available(task)
-            if impl != registry.REFERENCE
-        }
+        def setup_cache(self):
+            return {
+                (task, impl): bench.jit_times(task, impl)
+                for task in common.TASKS
+                for impl in registry.available(task)
+                if impl != registry.REFERENCE
+            }
 
-    def setup(self, times, task, impl):
-        if (task, impl) not in times:
-            raise NotImplementedError(f"{impl} has no {task} kernel")
+        def setup(self, times, task, impl):
+            if (task, impl) not in times:
+                raise NotImplementedError(f"{impl} has no {task} kernel")
 
-    def track_compile_s(self, times, task, impl):
-        return times[(task, impl)]["compile_s"]
+        def track_compile_s(self, times, task, impl):
+            return times[(task, impl)]["compile_s"]
 
-    track_compile_s.unit = "s"
+        track_compile_s.unit = "s"
 
-    def track_cache_load_s(self, times, task, impl):
-        return times[(task, impl)]["cache_load_s"]
+        def track_cache_load_s(self, times, task, impl):
+            return times[(task, impl)]["cache_load_s"]
 
-    track_cache_load_s.unit = "s"
+        track_cache_load_s.unit = "s"
 
+    class Paired:
+        """The gate's headline measurement: implementation vs hand-written, alternating in one process."""
 
-class Paired:
-    """The gate's headline measurement: implementation vs hand-written, alternating in one process."""
-
-    params = (common.TASKS, [i for i in common.IMPLS if i != bench.BASELINE], common.NUM_ENVS, common.THREADS)
-    param_names = ("task", "impl", "num_envs", "threads")
-    timeout = 900
-    rounds = 2
-
-    def setup(self, task, impl, num_envs, threads):
-        common.require(task, impl, threads)
-        self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}
-        self.kernels = {
-            name: common.checked_kernel(task, name, num_envs, threads, snap)
-            for name, snap in self.snaps.items()
-        }
-
-    def _sample(self, name: str, loops: int) -> float:
-        kernel, snap = self.kernels[name], self.snaps[name]
-        t0 = time.perf_counter()
-        for _ in range(loops):
-            kernel.update_state(snap)
-        return (time.perf_counter() - t0) / loops
-
-    def track_ratio(self, task, impl, num_envs, threads):
-        """Median over >= PAIRS pairs of impl time / hand-written time, each pair in random order."""
-        # Each sample lasts >= 1 ms, so timer resolution and call overhead stay out of the ratio.
-        loops = {name: max(1, int(np.ceil(1e-3 / max(self._sample(name, 1), 1e-9)))) for name in self.kernels}
-        rng = random.Random()
-        pairs = []
-        for _ in range(common.PAIRS):
-            order = [bench.BASELINE, impl]
-            rng.shuffle(order)
-            times = {name: self._sample(name, loops[name]) for name in order}
-            pairs.append({"base_s": times[bench.BASELINE], "impl_s": times[impl], "first": order[0]})
-        ratios = [p["impl_s"] / p["base_s"] for p in pairs]
-        common.write_sidecar(
-            "paired",
-            {
-                "task": task,
-                "impl": impl,
-                "baseline": bench.BASELINE,
-                "num_envs": num_envs,
-                "threads": threads,
-                "loops": loops,
-                "pairs": pairs,
-                "median_ratio": statistics.median(ratios),
-            },
+        params = (
+            common.TASKS,
+            [i for i in common.IMPLS if i != bench.BASELINE],
+            common.NUM_ENVS,
+            common.THREADS,
         )
-        return statistics.median(ratios)
+        param_names = ("task", "impl", "num_envs", "threads")
+        timeout = 900
+        rounds = 2
 
-    track_ratio.unit = "ratio"
+        def setup(self, task, impl, num_envs, threads):
+            common.require(task, impl, threads)
+            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}
+            self.kernels = {
+                name: common.checked_kernel(task, name, num_envs, threads, snap)
+                for name, snap in self.snaps.items()
+            }
+
+        def _sample(self, name: str, loops: int) -> float:
+            kernel, snap = self.kernels[name], self.snaps[name]
+            t0 = time.perf_counter()
+            for _ in range(loops):
+                kernel.update_state(snap)
+            return (time.perf_counter() - t0) / loops
+
+        def track_ratio(self, task, impl, num_envs, threads):
+            """Median over >= PAIRS pairs of impl time / hand-written time, each pair in random order."""
+            # Each sample lasts >= 1 ms, so timer resolution and call overhead stay out of the ratio.
+            loops = {
+                name: max(1, int(np.ceil(1e-3 / max(self._sample(name, 1), 1e-9)))) for name in self.kernels
+            }
+            rng = random.Random()
+            pairs = []
+            for _ in range(common.PAIRS):
+                order = [bench.BASELINE, impl]
+                rng.shuffle(order)
+                times = {name: self._sample(name, loops[name]) for name in order}
+                pairs.append({"base_s": times[bench.BASELINE], "impl_s": times[impl], "first": order[0]})
+            ratios = [p["impl_s"] / p["base_s"] for p in pairs]
+            common.write_sidecar(
+                "paired",
+                {
+                    "task": task,
+                    "impl": impl,
+                    "baseline": bench.BASELINE,
+                    "num_envs": num_envs,
+                    "threads": threads,
+                    "loops": loops,
+                    "pairs": pairs,
+                    "median_ratio": statistics.median(ratios),
+                },
+            )
+            return statistics.median(ratios)
+
+        track_ratio.unit = "ratio"

@@ -67,7 +67,7 @@ def summarize(directory: Path) -> list[dict]:
                 "median_ratio": median,
                 "ci_low": low,
                 "ci_high": high,
-                "ci_width_pct": 100 * (high - low),
+                "ci_width_pct": 100 * (high - low) / median,
             }
         )
     return rows

@@ -114,7 +114,18 @@ def pairs_table(rows: list[dict]) -> Table:
     table = Table(
         title="Paired ratio impl / hand-written per cell: median of pairs, 95% hierarchical bootstrap CI"
     )
-    for col in ("commit", "task", "impl", "N", "thr", "procs", "pairs", "ratio", "95% CI", "CI width %"):
+    for col in (
+        "commit",
+        "task",
+        "impl",
+        "N",
+        "thr",
+        "procs",
+        "pairs",
+        "ratio",
+        "95% CI",
+        "CI width % of ratio",
+    ):
         table.add_column(col, justify="left" if col in ("commit", "task", "impl") else "right")
     for r in rows:
         table.add_row(
