@@ -1,8 +1,10 @@
 """Shared setup of the asv suites: the profile's grid, placement, snapshots and the results sidecar.
 
-Profiles (``FUSEGATE_BENCH_PROFILE``): ``quick`` (the default) is two scales at the placement's full thread
-count, so ``asv continuous main HEAD`` finishes in minutes on a 2-core machine; ``full`` is 2^11 ... 2^18 envs
-over every power-of-two thread count the placement allows.
+Profiles (``FUSEGATE_BENCH_PROFILE``): ``quick`` (the default) is two scales at 1 thread and at the placement's
+full thread count, so ``asv continuous main HEAD`` finishes in minutes on a 2-core machine; ``full`` is 2^11 ...
+2^18 envs over every power-of-two thread count the placement allows. The 1-thread cells are the quiet ones on a
+shared machine: a 2-thread kernel on 2 cores stalls whenever a neighbour takes a core (an asv A/A moved 2-thread
+cells by up to 1.5x, and a 15-20% slowdown of the hand-written kernel went unseen at 2 threads).
 ``FUSEGATE_BENCH_THREADS`` overrides the thread list (e.g. ``1,8,16,32``). The placement comes from the
 ``FUSEGATE_*`` variables (``kernels.placement``) and is applied in every benchmark process before any array is
 allocated; what was asked and what the OS granted is written, with the machine and software fingerprints, to a
@@ -33,7 +35,7 @@ def _threads() -> list[int]:
         return [int(t) for t in override.split(",")]
     cpus = len(os.sched_getaffinity(0))
     if PROFILE == "quick":
-        return [cpus]
+        return sorted({1, cpus})
     return [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= cpus]
 
 
