@@ -44,3 +44,13 @@ def wrap_2pi(x):
     if TWO_PI <= x < 2.0 * TWO_PI:
         return x - TWO_PI
     return np.fmod(x, TWO_PI)
+
+
+@njit(inline="always")
+def reduce_means(scratch, term_means, n):
+    """term_means[k] = (sum over the per-thread scratch rows of column k) / n, after a prange loop."""
+    for k in range(term_means.shape[0]):
+        total = 0.0
+        for row in range(scratch.shape[0]):
+            total += scratch[row, k]
+        term_means[k] = total / n

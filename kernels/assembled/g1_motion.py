@@ -231,6 +231,7 @@ def generate(plan: TaskPlan) -> str:
         "    sub3,",
         "    vec3_at,",
         ")",
+        "from kernels.scalar import reduce_means",
         "",
         f"DT = {literal(plan.dt)}",
         f"NB = {NB}",
@@ -291,10 +292,7 @@ def generate(plan: TaskPlan) -> str:
         src("acc = scratch[tid]", *(f"acc[{k}] += f{k}" for k in range(len(plan.rewards))))
     src.dedent()
 
-    src(f"for k in range({len(plan.rewards)}):").indent()
-    src("total = 0.0", "for row in range(scratch.shape[0]):").indent()
-    src("total += scratch[row, k]").dedent()
-    src("term_means[k] = total / n").dedent()
+    src("reduce_means(scratch, term_means, n)")
     return src.text()
 
 

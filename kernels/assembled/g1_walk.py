@@ -265,7 +265,7 @@ def generate(plan: TaskPlan) -> str:
         "import numpy as np",
         "from numba import njit, prange",
         "",
-        "from kernels.scalar import has_nan, swing_height, wrap_2pi",
+        "from kernels.scalar import has_nan, reduce_means, swing_height, wrap_2pi",
         "",
         f"DT = {literal(plan.dt)}",
         f"NJ = {task.NUM_JOINTS}",
@@ -321,10 +321,7 @@ def generate(plan: TaskPlan) -> str:
         "phase[i, 1] = wrap_2pi(ph1 + phase_dt[i] + math.pi) - math.pi",
     )
     src.dedent()
-    src(f"for k in range({len(plan.rewards)}):").indent()
-    src("total = 0.0", "for t in range(scratch.shape[0]):").indent()
-    src("total += scratch[t, k]").dedent()
-    src("term_means[k] = total / n").dedent()
+    src("reduce_means(scratch, term_means, n)")
     return src.text()
 
 

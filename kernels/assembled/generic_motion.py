@@ -42,6 +42,7 @@ from kernels.geometry import (
     vec3_at,
 )
 from kernels.kernel import Kernel, max_threads, padded_scratch
+from kernels.scalar import reduce_means
 from kernels.tasks import g1_motion as task
 from kernels.tasks import g1_motion_plan as plan_lib
 
@@ -279,11 +280,7 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
                 for k in range(NJ):
                     _emit(outs, route, noise_scale, o, k, float(actions[i, k]), noise_u, i, noise_col, level)
 
-    for k in range(term_means.shape[0]):
-        total = 0.0
-        for row in range(scratch.shape[0]):
-            total += scratch[row, k]
-        term_means[k] = total / n
+    reduce_means(scratch, term_means, n)
 
 
 class GenericMotion(Kernel):

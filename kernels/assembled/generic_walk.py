@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from kernels.kernel import Kernel, max_threads, padded_scratch
-from kernels.scalar import has_nan, swing_height, wrap_2pi
+from kernels.scalar import has_nan, reduce_means, swing_height, wrap_2pi
 from kernels.tasks import g1_walk as task
 from kernels.tasks import g1_walk_plan as plan_lib
 
@@ -288,11 +288,7 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         for k in range(2):
             phase[i, k] = wrap_2pi(phase[i, k] + phase_dt[i] + math.pi) - math.pi
 
-    for k in range(term_means.shape[0]):
-        total = 0.0
-        for t in range(scratch.shape[0]):
-            total += scratch[t, k]
-        term_means[k] = total / n
+    reduce_means(scratch, term_means, n)
 
 
 def _includes(plan, outer: str, inner: str) -> bool:

@@ -34,6 +34,7 @@ from kernels.geometry import (
     quat_yaw,
 )
 from kernels.kernel import Kernel, max_threads, padded_scratch
+from kernels.scalar import reduce_means
 from kernels.tasks import g1_motion as task
 from kernels.tasks import g1_motion_plan
 
@@ -247,11 +248,7 @@ def update_state_kernel(
         acc[6] += rate
         acc[7] += limit
 
-    for k in range(N_TERMS):
-        total = 0.0
-        for row in range(scratch.shape[0]):
-            total += scratch[row, k]
-        term_means[k] = total / n
+    reduce_means(scratch, term_means, n)
 
 
 class HandwrittenMotion(Kernel):

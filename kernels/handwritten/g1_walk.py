@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from kernels.kernel import Kernel, max_threads, padded_scratch
-from kernels.scalar import has_nan, swing_height, wrap_2pi
+from kernels.scalar import has_nan, reduce_means, swing_height, wrap_2pi
 from kernels.tasks import g1_walk as task
 from kernels.tasks import g1_walk_plan
 
@@ -279,11 +279,7 @@ def update_state_kernel(
         phase[i, 0] = wrap_2pi(ph0 + dphi + math.pi) - math.pi
         phase[i, 1] = wrap_2pi(ph1 + dphi + math.pi) - math.pi
 
-    for k in range(N_TERMS):
-        total = 0.0
-        for t in range(scratch.shape[0]):
-            total += scratch[t, k]
-        term_means[k] = total / n
+    reduce_means(scratch, term_means, n)
 
 
 class HandwrittenWalk(Kernel):
