@@ -203,22 +203,9 @@ ARGS = (
     "last_contact",
     "peak",
 )
-SNAPSHOT = (
-    "qpos",
-    "qvel",
-    "sensordata",
-    "actuator_force",
-    "feet_pos",
-    "actions",
-    "last_actions",
-    "commands",
-    "phase_dt",
-    "noise_u",
-    "phase",
-    "feet_air_time",
-    "last_contact",
-    "feet_peak_height",
-)
+# The snapshot arrays in contract order; ARGS are the generated kernel's names for them, position by position.
+SNAPSHOT = tuple(spec.name for spec in task.CONTRACT.snapshot)
+assert len(SNAPSHOT) == len(ARGS)
 
 
 def _params(p: object) -> dict[str, str]:

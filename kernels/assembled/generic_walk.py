@@ -35,18 +35,7 @@ OBSERVATIONS = tuple(plan_lib.LIBRARY["observation"])
 R = {name: k for k, name in enumerate(REWARDS)}
 O = {name: k for k, name in enumerate(OBSERVATIONS)}
 MAX_PARAMS = 4
-INPUTS = (
-    "qpos",
-    "qvel",
-    "sensordata",
-    "actuator_force",
-    "feet_pos",
-    "actions",
-    "last_actions",
-    "commands",
-    "phase_dt",
-    "noise_u",
-)
+INPUTS = tuple(spec.name for spec in task.CONTRACT.inputs)
 MAX_GROUPS = 2
 NJ = task.NUM_JOINTS
 
