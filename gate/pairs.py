@@ -9,12 +9,13 @@ instead of hiding in it (GATE.md, "Noise on the 2-core development machines").
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-RESAMPLES = 2000
+from gate import stats
 
 
 def read_pairs(directory: Path) -> dict[tuple, list[np.ndarray]]:
@@ -38,23 +39,11 @@ def read_pairs(directory: Path) -> dict[tuple, list[np.ndarray]]:
     return dict(cells)
 
 
-def hierarchical_ci(processes: list[np.ndarray], *, seed: int = 0) -> tuple[float, float, float]:
-    """(median, low, high): the median pair ratio and its 95% hierarchical-bootstrap interval."""
-    rng = np.random.default_rng(seed)
-    pooled = np.concatenate(processes)
-    estimates = np.empty(RESAMPLES)
-    for b in range(RESAMPLES):
-        chosen = rng.integers(0, len(processes), len(processes))
-        sample = np.concatenate([rng.choice(processes[k], len(processes[k])) for k in chosen])
-        estimates[b] = np.median(sample)
-    low, high = np.quantile(estimates, [0.025, 0.975])
-    return float(np.median(pooled)), float(low), float(high)
-
-
 def summarize(directory: Path) -> list[dict]:
     rows = []
     for (commit, task, impl, num_envs, threads), processes in sorted(read_pairs(directory).items()):
-        median, low, high = hierarchical_ci(processes)
+        summary = stats.summarize(processes, what="paired ratios")
+        median, low, high = (math.exp(x) for x in (summary.center, summary.low, summary.high))
         rows.append(
             {
                 "commit": commit,

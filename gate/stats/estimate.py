@@ -1,0 +1,156 @@
+"""Slowdown estimates with a confidence interval, for the two designs the gate compares.
+
+Everything works on log-times, so a ratio and its inverse are symmetric and a multiplicative drift is a shift.
+Samples are first reduced to a ``Summary`` (median log value, its hierarchical-bootstrap standard error and
+percentile interval), once, when results arrive; comparisons are then arithmetic on summaries, so an
+evaluation of hundreds of cells never resamples anything.
+
+- ``paired``: two implementations alternated in one process (A B B A ...). Each pair gives a log-ratio; the
+  estimate is the median log-ratio with its percentile interval.
+- ``unpaired``: two commits (or thread counts) measured in separate processes: the difference of the two median
+  log-times, with the normal interval of the two independent bootstrap standard errors.
+
+The one-sided p-value of "slower than the margin" uses the bootstrap standard error (normal approximation), so it
+is continuous and can survive false-discovery control over hundreds of cells, where a resampling p-value could
+never go below 1/resamples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from gate.stats.bootstrap import RESAMPLES, median_distribution, pooled_median
+
+CONFIDENCE = 0.95
+
+
+class InsufficientData(ValueError):
+    """Too few or unusable samples; the caller turns it into an error decision, never a pass."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary:
+    """The median of log samples with its hierarchical-bootstrap spread (all in log units)."""
+
+    center: float
+    se: float
+    low: float  # percentile interval at CONFIDENCE
+    high: float
+    samples: int
+    groups: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate:
+    """B/A time ratio (above 1: B is slower) with its confidence interval and the evidence behind it."""
+
+    ratio: float
+    low: float
+    high: float
+    p_slower: float  # one-sided p of "ratio <= 1 + margin"; small means B is slower than the margin allows
+    margin: float
+    design: str  # "paired" or "unpaired"
+    samples: int
+    groups: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _clean(groups: Sequence[Sequence[float]], *, what: str) -> list[np.ndarray]:
+    arrays = [np.asarray(g, dtype=float) for g in groups]
+    arrays = [a for a in arrays if a.size]
+    if not arrays:
+        raise InsufficientData(f"no samples for {what}")
+    for a in arrays:
+        if not np.all(np.isfinite(a)) or np.any(a <= 0):
+            raise InsufficientData(f"{what} holds a non-positive or non-finite sample")
+    total = sum(a.size for a in arrays)
+    if total < 3:
+        raise InsufficientData(f"{what} has {total} samples; at least 3 are needed")
+    return arrays
+
+
+def summarize(
+    groups: Sequence[Sequence[float]],
+    *,
+    what: str = "the samples",
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> Summary:
+    """Summary of positive samples (times or time ratios), one array per benchmark process."""
+    logs = [np.log(g) for g in _clean(groups, what=what)]
+    replicates = median_distribution(logs, resamples=resamples, rng=np.random.default_rng(seed))
+    center = pooled_median(logs)
+    alpha = 1 - CONFIDENCE
+    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
+    return Summary(
+        center=center,
+        se=float(np.std(replicates, ddof=1)),
+        low=float(min(low, center)),
+        high=float(max(high, center)),
+        samples=sum(g.size for g in logs),
+        groups=len(logs),
+    )
+
+
+def _p_slower(center: float, se: float, margin: float) -> float:
+    threshold = math.log1p(margin)
+    if se > 0:
+        return float(norm.sf((center - threshold) / se))
+    return 0.0 if center > threshold else 1.0
+
+
+def paired_estimate(ratios: Summary, *, margin: float) -> Estimate:
+    """B/A from the summary of per-pair B/A time ratios."""
+    return Estimate(
+        ratio=math.exp(ratios.center),
+        low=math.exp(ratios.low),
+        high=math.exp(ratios.high),
+        p_slower=_p_slower(ratios.center, ratios.se, margin),
+        margin=margin,
+        design="paired",
+        samples=ratios.samples,
+        groups=ratios.groups,
+    )
+
+
+def unpaired_estimate(a: Summary, b: Summary, *, margin: float) -> Estimate:
+    """B/A from the summaries of A's and B's times."""
+    center = b.center - a.center
+    se = math.hypot(a.se, b.se)
+    half = float(norm.ppf(0.5 + CONFIDENCE / 2)) * se
+    return Estimate(
+        ratio=math.exp(center),
+        low=math.exp(center - half),
+        high=math.exp(center + half),
+        p_slower=_p_slower(center, se, margin),
+        margin=margin,
+        design="unpaired",
+        samples=a.samples + b.samples,
+        groups=min(a.groups, b.groups),
+    )
+
+
+def paired(ratios: Sequence[Sequence[float]], *, margin: float, seed: int = 0) -> Estimate:
+    """B/A from per-process arrays of pair ratios (B time / A time of one pair)."""
+    return paired_estimate(summarize(ratios, what="paired ratios", seed=seed), margin=margin)
+
+
+def unpaired(
+    a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], *, margin: float, seed: int = 0
+) -> Estimate:
+    """B/A from per-process arrays of each side's times."""
+    return unpaired_estimate(
+        summarize(a, what="the baseline's times", seed=seed),
+        summarize(b, what="the candidate's times", seed=seed + 1),
+        margin=margin,
+    )
