@@ -58,6 +58,7 @@ def place() -> AppliedPlacement:
     global _applied
     if _applied is None:
         _applied = Placement.from_env().apply()
+        write_sidecar("placement", {})  # every benchmark process records where it ran
     return _applied
 
 
@@ -98,17 +99,13 @@ def checked_kernel(task: str, impl: str, num_envs: int, threads: int, snap: dict
     return kernel
 
 
-def write_sidecar(kind: str, record: dict) -> Path:
-    """Append one JSON line (placement, fingerprints, measurement) for the commit asv is measuring."""
-    applied = place()
-    commit = os.environ.get("ASV_COMMIT", "working-tree")
-    directory = ROOT / ".asv" / "fusegate" / commit[:8]
-    directory.mkdir(parents=True, exist_ok=True)
-    line = {
+def sidecar_line(kind: str, record: dict, *, commit: str, env: str, applied: AppliedPlacement) -> dict:
+    """One sidecar record (format SIDECAR_FORMAT): placement, fingerprints and the measurement."""
+    return {
         "format": SIDECAR_FORMAT,
         "kind": kind,
         "commit": commit,
-        "env": os.environ.get("ASV_ENV_NAME", "existing"),
+        "env": env,
         "profile": PROFILE,
         "time": time.time(),
         "pid": os.getpid(),
@@ -117,6 +114,16 @@ def write_sidecar(kind: str, record: dict) -> Path:
         "software": fingerprint.software(applied.layer),
         **record,
     }
+
+
+def write_sidecar(kind: str, record: dict) -> Path:
+    """Append one JSON line for the commit asv is measuring to ``.asv/fusegate/<commit>/<kind>.jsonl``."""
+    commit = os.environ.get("ASV_COMMIT", "working-tree")
+    line = sidecar_line(
+        kind, record, commit=commit, env=os.environ.get("ASV_ENV_NAME", "existing"), applied=place()
+    )
+    directory = ROOT / ".asv" / "fusegate" / commit[:8]
+    directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{kind}.jsonl"
     with open(path, "a") as f:  # asv runs one benchmark process at a time
         f.write(json.dumps(line) + "\n")

@@ -5,9 +5,10 @@
   better, so asv's "higher is worse" holds) and CPU utilisation, from one interleaved in-process run.
 - ``JIT``: compile time (empty cache) and cache-load time, each in fresh processes.
 - ``Paired``: every other implementation timed alternately with ``handwritten`` in one process, in random order,
-  every pair kept in the sidecar for the gate; asv tracks the median pair ratio.
+  every pair kept in the sidecar for the gate; asv tracks the median pair ratio. Always on: it is the gate's
+  headline measurement.
 
-The last three exist when ``FUSEGATE_BENCH_TRACKS=1`` (the default of the full profile).
+``HotSliceMetrics`` and ``JIT`` exist when ``FUSEGATE_BENCH_TRACKS=1`` (the default of the full profile).
 """
 
 from __future__ import annotations
@@ -112,61 +113,60 @@ if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judge
 
         track_cache_load_s.unit = "s"
 
-    class Paired:
-        """The gate's headline measurement: implementation vs hand-written, alternating in one process."""
 
-        params = (
-            common.TASKS,
-            [i for i in common.IMPLS if i != bench.BASELINE],
-            common.NUM_ENVS,
-            common.THREADS,
+class Paired:
+    """The gate's headline measurement: implementation vs hand-written, alternating in one process."""
+
+    params = (
+        common.TASKS,
+        [i for i in common.IMPLS if i != bench.BASELINE],
+        common.NUM_ENVS,
+        common.THREADS,
+    )
+    param_names = ("task", "impl", "num_envs", "threads")
+    timeout = 900
+    rounds = 2
+
+    def setup(self, task, impl, num_envs, threads):
+        common.require(task, impl, threads)
+        self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}
+        self.kernels = {
+            name: common.checked_kernel(task, name, num_envs, threads, snap)
+            for name, snap in self.snaps.items()
+        }
+
+    def _sample(self, name: str, loops: int) -> float:
+        kernel, snap = self.kernels[name], self.snaps[name]
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            kernel.update_state(snap)
+        return (time.perf_counter() - t0) / loops
+
+    def track_ratio(self, task, impl, num_envs, threads):
+        """Median over >= PAIRS pairs of impl time / hand-written time, each pair in random order."""
+        # Each sample lasts >= 1 ms, so timer resolution and call overhead stay out of the ratio.
+        loops = {name: max(1, int(np.ceil(1e-3 / max(self._sample(name, 1), 1e-9)))) for name in self.kernels}
+        rng = random.Random()
+        pairs = []
+        for _ in range(common.PAIRS):
+            order = [bench.BASELINE, impl]
+            rng.shuffle(order)
+            times = {name: self._sample(name, loops[name]) for name in order}
+            pairs.append({"base_s": times[bench.BASELINE], "impl_s": times[impl], "first": order[0]})
+        ratios = [p["impl_s"] / p["base_s"] for p in pairs]
+        common.write_sidecar(
+            "paired",
+            {
+                "task": task,
+                "impl": impl,
+                "baseline": bench.BASELINE,
+                "num_envs": num_envs,
+                "threads": threads,
+                "loops": loops,
+                "pairs": pairs,
+                "median_ratio": statistics.median(ratios),
+            },
         )
-        param_names = ("task", "impl", "num_envs", "threads")
-        timeout = 900
-        rounds = 2
+        return statistics.median(ratios)
 
-        def setup(self, task, impl, num_envs, threads):
-            common.require(task, impl, threads)
-            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}
-            self.kernels = {
-                name: common.checked_kernel(task, name, num_envs, threads, snap)
-                for name, snap in self.snaps.items()
-            }
-
-        def _sample(self, name: str, loops: int) -> float:
-            kernel, snap = self.kernels[name], self.snaps[name]
-            t0 = time.perf_counter()
-            for _ in range(loops):
-                kernel.update_state(snap)
-            return (time.perf_counter() - t0) / loops
-
-        def track_ratio(self, task, impl, num_envs, threads):
-            """Median over >= PAIRS pairs of impl time / hand-written time, each pair in random order."""
-            # Each sample lasts >= 1 ms, so timer resolution and call overhead stay out of the ratio.
-            loops = {
-                name: max(1, int(np.ceil(1e-3 / max(self._sample(name, 1), 1e-9)))) for name in self.kernels
-            }
-            rng = random.Random()
-            pairs = []
-            for _ in range(common.PAIRS):
-                order = [bench.BASELINE, impl]
-                rng.shuffle(order)
-                times = {name: self._sample(name, loops[name]) for name in order}
-                pairs.append({"base_s": times[bench.BASELINE], "impl_s": times[impl], "first": order[0]})
-            ratios = [p["impl_s"] / p["base_s"] for p in pairs]
-            common.write_sidecar(
-                "paired",
-                {
-                    "task": task,
-                    "impl": impl,
-                    "baseline": bench.BASELINE,
-                    "num_envs": num_envs,
-                    "threads": threads,
-                    "loops": loops,
-                    "pairs": pairs,
-                    "median_ratio": statistics.median(ratios),
-                },
-            )
-            return statistics.median(ratios)
-
-        track_ratio.unit = "ratio"
+    track_ratio.unit = "ratio"

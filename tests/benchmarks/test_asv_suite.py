@@ -57,10 +57,10 @@ def discovered(tmp_path_factory) -> dict:
     return _discover(tmp_path_factory.mktemp("asv"), FUSEGATE_BENCH_TRACKS="1")
 
 
-def test_quick_profile_lets_asv_continuous_judge_time_only(tmp_path):
-    """Single-value tracks are noise to asv's factor-only rule; by default continuous sees timings only."""
+def test_quick_profile_runs_timings_and_the_gates_paired_ratios_only(tmp_path):
+    """Single-value metric tracks are noise to asv's factor-only rule; by default continuous leaves them out."""
     found = {name for name in _discover(tmp_path) if name != "version"}
-    assert found == {"hot_slice.HotSlice.time_update_state"}
+    assert found == {"hot_slice.HotSlice.time_update_state", "hot_slice.Paired.track_ratio"}
 
 
 def test_every_benchmark_is_discovered_with_its_kind(discovered):

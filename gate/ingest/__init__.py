@@ -1,0 +1,1 @@
+"""asv results and fusegate sidecar records in; validated runs out."""

@@ -1,0 +1,320 @@
+"""The upload bundle: one machine's asv results and fusegate sidecar records, validated into runs.
+
+The same bundle is what ``fusegate ingest DIR`` reads from disk and what ``POST /api/runs`` receives, so both
+paths validate identically. Every problem is reported with the file and the field it is in; a bundle with any
+problem is rejected whole, before anything is stored.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import itertools
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+BUNDLE_FORMAT = 1
+ASV_RESULTS_VERSION = 2
+SIDECAR_FORMAT = 1
+# The asv benchmarks the gate reads, with their parameter names (from benchmarks.json, checked against these).
+GRID = ("task", "impl", "num_envs", "threads")
+BENCHMARKS = {
+    "hot_slice.HotSlice.time_update_state": GRID,
+    "hot_slice.Paired.track_ratio": GRID,
+    "hot_slice.HotSliceMetrics.track_time_vs_copy": GRID,
+    "hot_slice.HotSliceMetrics.track_cpu_util": GRID,
+    "hot_slice.JIT.track_compile_s": ("task", "impl"),
+    "hot_slice.JIT.track_cache_load_s": ("task", "impl"),
+}
+PAIRED = "hot_slice.Paired.track_ratio"
+TIME = "hot_slice.HotSlice.time_update_state"
+SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+class IngestError(ValueError):
+    """A bundle that cannot be stored: which file, which field, what is wrong, what to do."""
+
+    def __init__(self, file: str, field_: str, message: str):
+        self.file, self.field, self.message = file, field_, message
+        super().__init__(f"{file}: {field_}: {message}")
+
+
+class ResultFile(BaseModel):
+    path: str = Field(
+        description="the file's path relative to the results directory, e.g. 'host/abc12345-env.json'"
+    )
+    data: dict[str, Any] = Field(description="the asv result file's JSON, as asv wrote it")
+
+
+class Bundle(BaseModel):
+    """What a runner uploads: one asv machine directory and the sidecar records of its commits."""
+
+    format: Literal[1] = Field(description="bundle format version")
+    machine: dict[str, Any] = Field(description="asv's machine.json of this machine directory")
+    benchmarks: dict[str, Any] = Field(description="asv's benchmarks.json (parameter names per benchmark)")
+    results: list[ResultFile] = Field(min_length=1, description="asv result files")
+    sidecar: list[dict[str, Any]] = Field(description="fusegate sidecar records (.asv/fusegate/*/*.jsonl)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultRecord:
+    benchmark: str
+    task: str
+    impl: str
+    num_envs: int | None
+    threads: int | None
+    status: str  # ok | failed
+    unit: str
+    value: float | None
+    samples: list[list[float]]  # one list per benchmark process
+
+
+@dataclass(kw_only=True)
+class RunRecord:
+    machine: str
+    asv_machine: dict
+    fingerprint: dict
+    fingerprint_hash: str
+    software: dict
+    placement: dict
+    commit: str
+    env_name: str
+    started_at: datetime
+    digest: str
+    results: list[ResultRecord] = field(default_factory=list)
+
+
+def _need(mapping: dict, key: str, kind: type | tuple[type, ...], file: str, where: str = "") -> Any:
+    name = f"{where}{key}"
+    if not isinstance(mapping, dict) or key not in mapping:
+        raise IngestError(file, name, "missing")
+    value = mapping[key]
+    if not isinstance(value, kind):
+        expected = " or ".join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))
+        raise IngestError(file, name, f"expected {expected}, got {type(value).__name__} {value!r:.80}")
+    return value
+
+
+def _param_values(values: list, file: str, where: str) -> list:
+    try:
+        return [ast.literal_eval(v) for v in values]
+    except (ValueError, SyntaxError):
+        raise IngestError(file, where, f"parameter values are not Python literals: {values!r:.120}") from None
+
+
+def _placement_of(records: list[dict], file: str) -> tuple[dict, dict, dict]:
+    """(placement, machine fingerprint, software) shared by every sidecar record of a run."""
+    if not records:
+        raise IngestError(
+            file,
+            "sidecar",
+            "no fusegate sidecar record for this commit and environment; placement and fingerprints are "
+            "required with every result (run the suites from this repository so benchmarks/_common.py writes "
+            ".asv/fusegate/<commit>/*.jsonl, and include that directory)",
+        )
+    placements = {json.dumps(r["placement"], sort_keys=True) for r in records}
+    if len(placements) > 1:
+        raise IngestError(
+            file,
+            "sidecar.placement",
+            f"{len(placements)} different placements for one asv environment; results of different placements "
+            "must not mix: run each placement under its own asv machine name (asv run --machine NAME-PLACEMENT)",
+        )
+    first = records[0]
+    return first["placement"], first["machine"], first["software"]
+
+
+def _sidecar_records(bundle: Bundle) -> dict[tuple[str, str], list[dict]]:
+    by_run: dict[tuple[str, str], list[dict]] = {}
+    for number, record in enumerate(bundle.sidecar):
+        where = f"sidecar[{number}]"
+        if record.get("format") != SIDECAR_FORMAT:
+            raise IngestError(
+                where, "format", f"expected sidecar format {SIDECAR_FORMAT}, got {record.get('format')!r}"
+            )
+        commit = _need(record, "commit", str, where)
+        env = _need(record, "env", str, where)
+        _need(record, "placement", dict, where)
+        _need(record, "machine", dict, where)
+        _need(record, "software", dict, where)
+        kind = _need(record, "kind", str, where)
+        if kind == "paired":
+            for key in ("task", "impl"):
+                _need(record, key, str, where)
+            for key in ("num_envs", "threads"):
+                _need(record, key, int, where)
+            pairs = _need(record, "pairs", list, where)
+            for i, pair in enumerate(pairs):
+                for key in ("base_s", "impl_s"):
+                    value = _need(pair, key, (int, float), where, f"pairs[{i}].")
+                    if not value > 0 or not math.isfinite(value):
+                        raise IngestError(
+                            where, f"pairs[{i}].{key}", f"a time must be positive and finite, got {value}"
+                        )
+        by_run.setdefault((commit, env), []).append(record)
+    return by_run
+
+
+def _benchmark_params(bundle: Bundle) -> dict[str, tuple[str, ...]]:
+    names = {}
+    for name, expected in BENCHMARKS.items():
+        if name not in bundle.benchmarks:
+            continue
+        got = tuple(_need(bundle.benchmarks[name], "param_names", list, "benchmarks.json", f"{name}."))
+        if got != expected:
+            raise IngestError(
+                "benchmarks.json", f"{name}.param_names", f"expected {list(expected)}, got {list(got)}"
+            )
+        names[name] = expected
+    return names
+
+
+def _results(name: str, row: dict, param_names: tuple[str, ...], file: str, unit: str) -> list[ResultRecord]:
+    where = f"results.{name}."
+    params = row.get("params")
+    if not isinstance(params, list) or len(params) != len(param_names):
+        raise IngestError(
+            file, f"{where}params", f"expected {len(param_names)} parameter lists ({', '.join(param_names)})"
+        )
+    grids = [_param_values(values, file, f"{where}params") for values in params]
+    combos = list(itertools.product(*grids))
+    values = row.get("result")
+    if values is None:  # asv compresses "every combination failed" to null
+        values = [None] * len(combos)
+    if not isinstance(values, list) or len(values) != len(combos):
+        raise IngestError(
+            file, f"{where}result", f"expected {len(combos)} values, one per parameter combination"
+        )
+    samples = row.get("samples") or [None] * len(combos)
+    if not isinstance(samples, list) or len(samples) != len(combos):
+        raise IngestError(file, f"{where}samples", f"expected {len(combos)} sample lists")
+    out = []
+    for combo, value, sample in zip(combos, values, samples, strict=True):
+        if isinstance(value, float) and math.isnan(value):
+            continue  # asv's NaN: skipped (NotImplementedError), the combination does not exist
+        if value is not None and not isinstance(value, (int, float)):
+            raise IngestError(file, f"{where}result", f"not a number: {value!r:.80}")
+        if sample is not None and (
+            not isinstance(sample, list) or not all(isinstance(s, (int, float)) and s > 0 for s in sample)
+        ):
+            raise IngestError(file, f"{where}samples", f"samples of {combo} must be positive numbers")
+        p = dict(zip(param_names, combo, strict=True))
+        out.append(
+            ResultRecord(
+                benchmark=name,
+                task=str(p["task"]),
+                impl=str(p["impl"]),
+                num_envs=p.get("num_envs"),
+                threads=p.get("threads"),
+                status="failed" if value is None else "ok",
+                unit=unit,
+                value=None if value is None else float(value),
+                samples=[sample] if sample else [],
+            )
+        )
+    return out
+
+
+def _paired_results(records: list[dict]) -> list[ResultRecord]:
+    """One paired result per cell, one sample list (pair ratios) per benchmark process."""
+    cells: dict[tuple, list[list[float]]] = {}
+    for r in records:
+        if r["kind"] == "paired":
+            key = (r["task"], r["impl"], r["num_envs"], r["threads"])
+            cells.setdefault(key, []).append([p["impl_s"] / p["base_s"] for p in r["pairs"]])
+    return [
+        ResultRecord(
+            benchmark=PAIRED,
+            task=task,
+            impl=impl,
+            num_envs=n,
+            threads=t,
+            status="ok",
+            unit="ratio",
+            value=float(sorted(x for g in groups for x in g)[sum(len(g) for g in groups) // 2]),
+            samples=groups,
+        )
+        for (task, impl, n, t), groups in cells.items()
+    ]
+
+
+def runs(bundle: Bundle) -> list[RunRecord]:
+    """Validate a bundle into runs; raises IngestError naming the file and field of the first problem."""
+    machine_name = _need(bundle.machine, "machine", str, "machine.json")
+    params = _benchmark_params(bundle)
+    sidecar = _sidecar_records(bundle)
+    out = []
+    for result_file in bundle.results:
+        file, data = result_file.path, result_file.data
+        version = data.get("version")
+        if version != ASV_RESULTS_VERSION:
+            raise IngestError(
+                file, "version", f"expected asv results version {ASV_RESULTS_VERSION}, got {version!r}"
+            )
+        commit = _need(data, "commit_hash", str, file)
+        if not SHA.match(commit):
+            raise IngestError(file, "commit_hash", f"expected a full 40-digit hex SHA, got {commit!r}")
+        env_name = _need(data, "env_name", str, file)
+        if _need(data, "params", dict, file).get("machine", machine_name) != machine_name:
+            raise IngestError(
+                file,
+                "params.machine",
+                f"{data['params']['machine']!r} is not this bundle's machine {machine_name!r}",
+            )
+        columns = _need(data, "result_columns", list, file)
+        date = _need(data, "date", (int, float), file)
+        results: list[ResultRecord] = []
+        for name, raw in _need(data, "results", dict, file).items():
+            if name not in params or name == PAIRED:
+                continue  # the paired samples come from the sidecar, one list per process
+            if not isinstance(raw, list):
+                raise IngestError(file, f"results.{name}", "expected a list of columns")
+            row = dict(zip(columns, raw, strict=False))
+            unit = bundle.benchmarks[name].get("unit", "seconds")
+            results.extend(_results(name, row, params[name], file, unit))
+        records = sidecar.get((commit, env_name), [])
+        placement, fingerprint, software = _placement_of(records, file)
+        results.extend(_paired_results(records))
+        # A paired benchmark asv recorded as failed (parity or construction) has no sidecar record: keep the failure.
+        if PAIRED in params and PAIRED in data["results"]:
+            row = dict(zip(columns, data["results"][PAIRED], strict=False))
+            results.extend(
+                r for r in _results(PAIRED, row, params[PAIRED], file, "ratio") if r.status == "failed"
+            )
+        if not results:
+            raise IngestError(
+                file, "results", "holds none of the gate's benchmarks (" + ", ".join(BENCHMARKS) + ")"
+            )
+        digest = hashlib.sha256(
+            json.dumps([bundle.machine, data, records], sort_keys=True, default=str).encode()
+        ).hexdigest()
+        from kernels.fingerprint import machine_id
+
+        try:
+            fingerprint_hash = machine_id(fingerprint)
+        except KeyError as exc:
+            raise IngestError(
+                file, f"sidecar.machine.{exc.args[0]}", "missing from the machine fingerprint"
+            ) from None
+        out.append(
+            RunRecord(
+                machine=machine_name,
+                asv_machine=bundle.machine,
+                fingerprint=fingerprint,
+                fingerprint_hash=fingerprint_hash,
+                software=software,
+                placement=placement,
+                commit=commit,
+                env_name=env_name,
+                started_at=datetime.fromtimestamp(date / 1000, UTC),
+                digest=digest,
+                results=results,
+            )
+        )
+    return out

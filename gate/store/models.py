@@ -1,0 +1,210 @@
+"""The results store's tables (SQLAlchemy 2 declarative). Wire schemas live in ``gate.api.schemas``.
+
+A result's identity is (machine, commit, placement, software environment, benchmark, params): placement and
+software are rows of their own, referenced by every run, so results of different placements are never mixed.
+``CellSummary`` holds each cell's samples reduced once when results arrive (``gate.stats.Summary``), so an
+evaluation reads summaries, never raw samples.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict: JSON, list: JSON, datetime: DateTime(timezone=True)}  # noqa: RUF012 (SQLAlchemy API)
+
+
+class Machine(Base):
+    __tablename__ = "machine"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    fingerprint_hash: Mapped[str] = mapped_column(String(64))
+    fingerprint: Mapped[dict]
+    asv_machine: Mapped[dict]
+    first_seen: Mapped[datetime] = mapped_column(default=now)
+    last_seen: Mapped[datetime] = mapped_column(default=now)
+
+
+class Environment(Base):
+    """Software fingerprint: Python, numpy, numba, llvmlite, mujoco versions, threading layer."""
+
+    __tablename__ = "environment"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    software: Mapped[dict]
+
+
+class Placement(Base):
+    """CPU set, memory policy, threads and threading layer, as asked and as granted."""
+
+    __tablename__ = "placement"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    label: Mapped[str] = mapped_column(String(200))
+    placement: Mapped[dict]
+
+
+class Commit(Base):
+    __tablename__ = "commit"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sha: Mapped[str] = mapped_column(String(40), unique=True)
+    first_seen: Mapped[datetime] = mapped_column(default=now)
+
+
+class Run(Base):
+    """One asv result file (a commit in one environment on one machine) and its sidecar records."""
+
+    __tablename__ = "run"
+    __table_args__ = (UniqueConstraint("machine_id", "commit_id", "env_name", "placement_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"))
+    commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"), index=True)
+    environment_id: Mapped[int] = mapped_column(ForeignKey("environment.id"))
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placement.id"))
+    env_name: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(40))
+    digest: Mapped[str] = mapped_column(String(64))
+    started_at: Mapped[datetime]
+    uploaded_at: Mapped[datetime] = mapped_column(default=now)
+    results: Mapped[list[Result]] = relationship(back_populates="run", cascade="all, delete-orphan")
+
+
+class Result(Base):
+    """One benchmark at one parameter combination in one run, with its raw samples (one list per process)."""
+
+    __tablename__ = "result"
+    __table_args__ = (Index("ix_result_cell", "benchmark", "task", "impl", "num_envs", "threads"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), index=True)
+    benchmark: Mapped[str] = mapped_column(String(200))
+    task: Mapped[str] = mapped_column(String(64))
+    impl: Mapped[str] = mapped_column(String(64))
+    num_envs: Mapped[int | None]
+    threads: Mapped[int | None]
+    status: Mapped[str] = mapped_column(String(16))  # ok | failed
+    unit: Mapped[str] = mapped_column(String(32))
+    value: Mapped[float | None] = mapped_column(Float)
+    samples: Mapped[list]
+    run: Mapped[Run] = relationship(back_populates="results")
+
+
+class CellSummary(Base):
+    """Every run's samples of one cell on one machine, commit and placement, reduced (log units)."""
+
+    __tablename__ = "cell_summary"
+    __table_args__ = (
+        UniqueConstraint(
+            "machine_id", "commit_id", "placement_id", "benchmark", "task", "impl", "num_envs", "threads"
+        ),
+        Index("ix_cell_summary_lookup", "commit_id", "machine_id"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"))
+    commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"))
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placement.id"))
+    benchmark: Mapped[str] = mapped_column(String(200))
+    task: Mapped[str] = mapped_column(String(64))
+    impl: Mapped[str] = mapped_column(String(64))
+    num_envs: Mapped[int] = mapped_column(Integer, default=0)  # 0: the benchmark has no num_envs
+    threads: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16))  # ok | failed | insufficient
+    message: Mapped[str] = mapped_column(Text, default="")
+    center: Mapped[float | None] = mapped_column(Float)
+    se: Mapped[float | None] = mapped_column(Float)
+    low: Mapped[float | None] = mapped_column(Float)
+    high: Mapped[float | None] = mapped_column(Float)
+    samples: Mapped[int] = mapped_column(Integer, default=0)
+    groups: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=now)
+
+
+class Evaluation(Base):
+    """The gate's verdict for (base, head), with the policy that judged it and where that policy came from."""
+
+    __tablename__ = "evaluation"
+    __table_args__ = (Index("ix_evaluation_pair", "base_commit_id", "head_commit_id", "id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    base_commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"))
+    head_commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"))
+    verdict: Mapped[str] = mapped_column(String(16))
+    policy_source: Mapped[str] = mapped_column(Text)
+    policy: Mapped[dict]
+    reasons: Mapped[list]
+    created_at: Mapped[datetime] = mapped_column(default=now)
+    comparisons: Mapped[list[Comparison]] = relationship(
+        back_populates="evaluation", cascade="all, delete-orphan", order_by="Comparison.id"
+    )
+
+
+class Comparison(Base):
+    """One cell of an evaluation: B/A ratio with its interval and the decision."""
+
+    __tablename__ = "comparison"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluation.id", ondelete="CASCADE"), index=True)
+    machine: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))  # impl_vs_baseline | best_threads | head_vs_base
+    task: Mapped[str] = mapped_column(String(64))
+    num_envs: Mapped[int | None]
+    threads: Mapped[int | None]
+    impl: Mapped[str] = mapped_column(String(64))  # B
+    baseline: Mapped[str] = mapped_column(String(64))  # A: an implementation, or "base" for head_vs_base
+    detail: Mapped[str] = mapped_column(String(200), default="")
+    ratio: Mapped[float | None] = mapped_column(Float)
+    low: Mapped[float | None] = mapped_column(Float)
+    high: Mapped[float | None] = mapped_column(Float)
+    margin: Mapped[float] = mapped_column(Float)
+    p_value: Mapped[float | None] = mapped_column(Float)
+    q_value: Mapped[float | None] = mapped_column(Float)
+    samples: Mapped[int] = mapped_column(Integer, default=0)
+    groups: Mapped[int] = mapped_column(Integer, default=0)
+    decision: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    evaluation: Mapped[Evaluation] = relationship(back_populates="comparisons")
+
+
+class Calibration(Base):
+    """A machine's A/A noise floor and minimum detectable effect, per comparison design and thread count."""
+
+    __tablename__ = "calibration"
+    __table_args__ = (UniqueConstraint("machine_id", "design", "threads"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"))
+    design: Mapped[str] = mapped_column(String(16))
+    threads: Mapped[int]
+    noise_floor: Mapped[float] = mapped_column(Float)
+    mde: Mapped[float] = mapped_column(Float)
+    cells: Mapped[int]
+    commit_sha: Mapped[str] = mapped_column(String(40))
+    computed_at: Mapped[datetime] = mapped_column(default=now)
+
+
+class Token(Base):
+    """A runner's bearer token; only its SHA-256 is stored."""
+
+    __tablename__ = "token"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=now)
+    last_used_at: Mapped[datetime | None]
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)

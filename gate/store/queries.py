@@ -1,0 +1,382 @@
+"""Every read and write of the store, as keyword-only functions on a Session. Handlers never build SQL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import delete, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, selectinload
+
+from gate import stats
+from gate.ingest.bundle import RunRecord
+from gate.store.models import (
+    Calibration,
+    CellSummary,
+    Commit,
+    Comparison,
+    Environment,
+    Evaluation,
+    Machine,
+    Placement,
+    Result,
+    Run,
+    Token,
+    now,
+)
+
+
+def _hash(value: dict) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def _get_or_create(session: Session, model, *, key: dict, values: dict | None = None) -> int:
+    """Id of the row matching ``key``, inserting it if absent; safe against a concurrent insert of the same key."""
+    dialect = sqlite if session.get_bind().dialect.name == "sqlite" else postgresql
+    stmt = dialect.insert(model).values(**key, **(values or {})).on_conflict_do_nothing()
+    session.execute(stmt)
+    return session.scalar(select(model.id).filter_by(**key))
+
+
+def placement_label(placement: dict) -> str:
+    granted = placement.get("granted", {})
+    return (
+        f"cpus={granted.get('cpus')} mem={granted.get('mem')} "
+        f"threads={granted.get('threads')} layer={granted.get('layer')}"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestReport:
+    stored: int  # runs new or replaced
+    unchanged: int  # runs already stored with the same content
+    results: int  # result rows written
+
+
+def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
+    """Store validated runs in the caller's transaction; identical content is stored once.
+
+    A run is keyed by (machine, commit, asv environment, placement). asv rewrites a commit's result file when it
+    measures it again, so a changed file replaces the run's results instead of adding to them.
+    """
+    stored = unchanged = written = 0
+    touched: set[tuple[int, int, int]] = set()
+    for record in runs:
+        machine_id = _get_or_create(
+            session,
+            Machine,
+            key={"name": record.machine},
+            values={
+                "fingerprint_hash": record.fingerprint_hash,
+                "fingerprint": record.fingerprint,
+                "asv_machine": record.asv_machine,
+            },
+        )
+        machine = session.get(Machine, machine_id)
+        machine.last_seen = now()
+        machine.fingerprint, machine.fingerprint_hash = record.fingerprint, record.fingerprint_hash
+        environment_id = _get_or_create(
+            session, Environment, key={"hash": _hash(record.software)}, values={"software": record.software}
+        )
+        placement_id = _get_or_create(
+            session,
+            Placement,
+            key={"hash": _hash(record.placement)},
+            values={"placement": record.placement, "label": placement_label(record.placement)},
+        )
+        commit_id = _get_or_create(session, Commit, key={"sha": record.commit})
+        key = {
+            "machine_id": machine_id,
+            "commit_id": commit_id,
+            "env_name": record.env_name,
+            "placement_id": placement_id,
+        }
+        run = session.scalar(select(Run).filter_by(**key).with_for_update())
+        if run is not None and run.digest == record.digest:
+            unchanged += 1
+            continue
+        if run is None:
+            run_id = _get_or_create(
+                session,
+                Run,
+                key=key,
+                values={
+                    "environment_id": environment_id,
+                    "source": "asv",
+                    "digest": record.digest,
+                    "started_at": record.started_at,
+                },
+            )
+            run = session.get(Run, run_id)
+            if run.digest != record.digest:  # a concurrent upload stored other content first: replace it
+                session.execute(delete(Result).where(Result.run_id == run.id))
+        else:
+            session.execute(delete(Result).where(Result.run_id == run.id))
+        run.digest, run.started_at, run.environment_id, run.uploaded_at = (
+            record.digest,
+            record.started_at,
+            environment_id,
+            now(),
+        )
+        session.add_all(
+            Result(
+                run_id=run.id,
+                benchmark=r.benchmark,
+                task=r.task,
+                impl=r.impl,
+                num_envs=r.num_envs,
+                threads=r.threads,
+                status=r.status,
+                unit=r.unit,
+                value=r.value,
+                samples=r.samples,
+            )
+            for r in record.results
+        )
+        written += len(record.results)
+        stored += 1
+        touched.add((machine_id, commit_id, placement_id))
+    session.flush()
+    for machine_id, commit_id, placement_id in touched:
+        summarize_cells(session, machine_id=machine_id, commit_id=commit_id, placement_id=placement_id)
+    return IngestReport(stored=stored, unchanged=unchanged, results=written)
+
+
+def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placement_id: int) -> int:
+    """Recompute the summaries of one (machine, commit, placement) from every run's samples."""
+    rows = session.execute(
+        select(Result)
+        .join(Run)
+        .where(Run.machine_id == machine_id, Run.commit_id == commit_id, Run.placement_id == placement_id)
+    ).scalars()
+    cells: dict[tuple, list[Result]] = defaultdict(list)
+    for r in rows:
+        cells[(r.benchmark, r.task, r.impl, r.num_envs or 0, r.threads or 0)].append(r)
+    session.execute(
+        delete(CellSummary).where(
+            CellSummary.machine_id == machine_id,
+            CellSummary.commit_id == commit_id,
+            CellSummary.placement_id == placement_id,
+        )
+    )
+    for (benchmark, task, impl, num_envs, threads), results in cells.items():
+        summary = CellSummary(
+            machine_id=machine_id,
+            commit_id=commit_id,
+            placement_id=placement_id,
+            benchmark=benchmark,
+            task=task,
+            impl=impl,
+            num_envs=num_envs,
+            threads=threads,
+        )
+        failed = [r for r in results if r.status == "failed"]
+        groups = [g for r in results for g in r.samples]
+        if failed:
+            summary.status = "failed"
+            summary.message = "the benchmark raised (parity or construction failure) in asv"
+        elif not groups:
+            summary.status = "insufficient"
+            summary.message = "no samples recorded (run asv with --record-samples)"
+        else:
+            try:
+                s = stats.summarize(groups)
+            except stats.InsufficientData as exc:
+                summary.status, summary.message = "insufficient", str(exc)
+            else:
+                summary.status = "ok"
+                summary.center, summary.se, summary.low, summary.high = s.center, s.se, s.low, s.high
+                summary.samples, summary.groups = s.samples, s.groups
+        session.add(summary)
+    return len(cells)
+
+
+# --- reads -------------------------------------------------------------------------------------------------
+
+
+def commit_id(session: Session, *, sha: str) -> int | None:
+    return session.scalar(select(Commit.id).where(Commit.sha == sha))
+
+
+def summaries(
+    session: Session, *, commit_sha: str, machines: Iterable[str] | None = None
+) -> list[tuple[str, str, CellSummary]]:
+    """(machine name, placement label, summary) of every cell measured on a commit."""
+    stmt = (
+        select(Machine.name, Placement.label, CellSummary)
+        .join(Commit, CellSummary.commit_id == Commit.id)
+        .join(Machine, CellSummary.machine_id == Machine.id)
+        .join(Placement, CellSummary.placement_id == Placement.id)
+        .where(Commit.sha == commit_sha)
+    )
+    if machines is not None:
+        stmt = stmt.where(Machine.name.in_(list(machines)))
+    return [tuple(row) for row in session.execute(stmt)]
+
+
+def machines(session: Session) -> list[Machine]:
+    return list(session.scalars(select(Machine).order_by(Machine.name)))
+
+
+def runs(
+    session: Session, *, machine: str | None = None, commit_sha: str | None = None, limit: int = 100
+) -> list[tuple[Run, str, str, str]]:
+    """(run, machine name, commit sha, placement label), newest first."""
+    stmt = (
+        select(Run, Machine.name, Commit.sha, Placement.label)
+        .join(Machine, Run.machine_id == Machine.id)
+        .join(Commit, Run.commit_id == Commit.id)
+        .join(Placement, Run.placement_id == Placement.id)
+        .order_by(Run.uploaded_at.desc(), Run.id.desc())
+        .limit(limit)
+    )
+    if machine is not None:
+        stmt = stmt.where(Machine.name == machine)
+    if commit_sha is not None:
+        stmt = stmt.where(Commit.sha == commit_sha)
+    return [tuple(row) for row in session.execute(stmt)]
+
+
+def count_results(session: Session) -> int:
+    from sqlalchemy import func
+
+    return session.scalar(select(func.count(Result.id)))
+
+
+def save_evaluation(
+    session: Session,
+    *,
+    base_sha: str,
+    head_sha: str,
+    verdict: str,
+    policy_source: str,
+    policy: dict,
+    reasons: list[str],
+    comparisons: Sequence[dict],
+) -> Evaluation:
+    evaluation = Evaluation(
+        base_commit_id=_get_or_create(session, Commit, key={"sha": base_sha}),
+        head_commit_id=_get_or_create(session, Commit, key={"sha": head_sha}),
+        verdict=verdict,
+        policy_source=policy_source,
+        policy=policy,
+        reasons=reasons,
+        comparisons=[Comparison(**c) for c in comparisons],
+    )
+    session.add(evaluation)
+    session.flush()
+    return evaluation
+
+
+def latest_evaluation(session: Session, *, base_sha: str, head_sha: str) -> Evaluation | None:
+    base, head = commit_id(session, sha=base_sha), commit_id(session, sha=head_sha)
+    if base is None or head is None:
+        return None
+    return session.scalar(
+        select(Evaluation)
+        .where(Evaluation.base_commit_id == base, Evaluation.head_commit_id == head)
+        .order_by(Evaluation.id.desc())
+        .limit(1)
+        .options(selectinload(Evaluation.comparisons))
+    )
+
+
+def evaluation(session: Session, *, evaluation_id: int) -> Evaluation | None:
+    return session.scalar(
+        select(Evaluation).where(Evaluation.id == evaluation_id).options(selectinload(Evaluation.comparisons))
+    )
+
+
+def evaluations(session: Session, *, limit: int = 50) -> list[tuple[Evaluation, str, str]]:
+    """(evaluation, base sha, head sha), newest first."""
+    from sqlalchemy.orm import aliased
+
+    base, head = aliased(Commit), aliased(Commit)
+    stmt = (
+        select(Evaluation, base.sha, head.sha)
+        .join(base, Evaluation.base_commit_id == base.id)
+        .join(head, Evaluation.head_commit_id == head.id)
+        .order_by(Evaluation.id.desc())
+        .limit(limit)
+    )
+    return [tuple(row) for row in session.execute(stmt)]
+
+
+def evaluation_pairs_with(session: Session, *, commit_sha: str) -> list[tuple[str, str]]:
+    """Distinct (base, head) already evaluated that involve a commit: re-evaluated when its results change."""
+    from sqlalchemy.orm import aliased
+
+    base, head = aliased(Commit), aliased(Commit)
+    stmt = (
+        select(base.sha, head.sha)
+        .select_from(Evaluation)
+        .join(base, Evaluation.base_commit_id == base.id)
+        .join(head, Evaluation.head_commit_id == head.id)
+        .where((base.sha == commit_sha) | (head.sha == commit_sha))
+        .distinct()
+    )
+    return [tuple(row) for row in session.execute(stmt)]
+
+
+def save_calibration(
+    session: Session, *, machine: str, design: str, threads: int, floor: stats.NoiseFloor, commit_sha: str
+) -> None:
+    machine_id = session.scalar(select(Machine.id).where(Machine.name == machine))
+    session.execute(
+        delete(Calibration).where(
+            Calibration.machine_id == machine_id, Calibration.design == design, Calibration.threads == threads
+        )
+    )
+    session.add(
+        Calibration(
+            machine_id=machine_id,
+            design=design,
+            threads=threads,
+            noise_floor=floor.noise_floor,
+            mde=floor.mde,
+            cells=floor.cells,
+            commit_sha=commit_sha,
+        )
+    )
+
+
+def calibrations(session: Session, *, machines: Iterable[str] | None = None) -> list[tuple[str, Calibration]]:
+    stmt = select(Machine.name, Calibration).join(Machine, Calibration.machine_id == Machine.id)
+    if machines is not None:
+        stmt = stmt.where(Machine.name.in_(list(machines)))
+    return [tuple(row) for row in session.execute(stmt)]
+
+
+# --- tokens ------------------------------------------------------------------------------------------------
+
+
+def token_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def create_token(session: Session, *, name: str, secret: str) -> Token:
+    if session.scalar(select(Token.id).where(Token.name == name)) is not None:
+        raise ValueError(f"a token named {name!r} exists; revoke it first or choose another name")
+    token = Token(name=name, hash=token_hash(secret))
+    session.add(token)
+    session.flush()
+    return token
+
+
+def token_by_secret(session: Session, *, secret: str) -> Token | None:
+    token = session.scalar(select(Token).where(Token.hash == token_hash(secret), Token.revoked.is_(False)))
+    if token is not None:
+        token.last_used_at = now()
+    return token
+
+
+def revoke_token(session: Session, *, name: str) -> bool:
+    token = session.scalar(select(Token).where(Token.name == name))
+    if token is None:
+        return False
+    token.revoked = True
+    return True

@@ -1,0 +1,120 @@
+"""Write asv results directories for tests with asv's own writers (``asv.results.Results``, ``asv.util``).
+
+The samples are whatever a test asks for (random draws with a known truth); the files are in exactly the format
+``asv run`` writes, and the sidecar lines come from ``benchmarks._common.sidecar_line``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import json
+from pathlib import Path
+
+from asv import util
+from asv.results import Results
+from asv.runner import BenchmarkResult
+
+from benchmarks import _common
+from gate.ingest import bundle
+
+GRID_PARAMS = {
+    "task": ["g1_walk", "g1_motion"],
+    "impl": ["numpy", "handwritten", "assembled", "assembled_generic"],
+    "num_envs": [4096, 32768],
+    "threads": [1, 2],
+}
+PAIRED_IMPLS = ["numpy", "assembled", "assembled_generic"]
+ENV = "virtualenv-py3.11"
+
+
+def benchmarks_json() -> dict:
+    def grid(impls):
+        params = dict(GRID_PARAMS, impl=impls)
+        return [[repr(v) for v in params[name]] for name in bundle.GRID]
+
+    return {
+        bundle.TIME: {
+            "name": bundle.TIME,
+            "param_names": list(bundle.GRID),
+            "params": grid(GRID_PARAMS["impl"]),
+            "unit": "seconds",
+            "type": "time",
+            "version": "1",
+        },
+        bundle.PAIRED: {
+            "name": bundle.PAIRED,
+            "param_names": list(bundle.GRID),
+            "params": grid(PAIRED_IMPLS),
+            "unit": "ratio",
+            "type": "track",
+            "version": "1",
+        },
+    }
+
+
+def write(
+    root: Path,
+    *,
+    machine: str,
+    commit: str,
+    times,
+    pairs,
+    failed: frozenset = frozenset(),
+    env: str = ENV,
+) -> Path:
+    """A results dir under ``root``: ``times(cell) -> samples or None`` (skipped) and ``pairs(cell) -> list of
+    per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark."""
+    results_dir = root / "results"
+    (results_dir / machine).mkdir(parents=True, exist_ok=True)
+    benchmarks = benchmarks_json()
+    util.write_json(str(results_dir / "benchmarks.json"), benchmarks, api_version=2)
+    info = {"machine": machine, "arch": "x86_64", "cpu": "test", "num_cpu": "2", "os": "Linux", "ram": "1"}
+    util.write_json(str(results_dir / machine / "machine.json"), info, api_version=1)
+    date = int(datetime.datetime(2026, 11, 30, tzinfo=datetime.UTC).timestamp() * 1000)
+    results = Results(dict(info), {}, commit, date, "3.11", env, {})
+    applied = _common.place()
+    sidecar = root / "fusegate" / commit[:8]
+    sidecar.mkdir(parents=True, exist_ok=True)
+    lines = [_common.sidecar_line("placement", {}, commit=commit, env=env, applied=applied)]
+    for name, impls in ((bundle.TIME, GRID_PARAMS["impl"]), (bundle.PAIRED, PAIRED_IMPLS)):
+        params = dict(GRID_PARAMS, impl=impls)
+        values, samples = [], []
+        for combo in itertools.product(*(params[n] for n in bundle.GRID)):
+            cell = dict(zip(bundle.GRID, combo, strict=True))
+            key = tuple(combo)
+            if name == bundle.TIME:
+                s = times(cell)
+                if key in failed:
+                    values.append(None)
+                    samples.append(None)
+                elif s is None:
+                    values.append(float("nan"))
+                    samples.append(None)
+                else:
+                    values.append(float(sorted(s)[len(s) // 2]))
+                    samples.append(list(map(float, s)))
+            else:
+                processes = None if key in failed else pairs(cell)
+                values.append(None if key in failed else (float("nan") if processes is None else 1.0))
+                samples.append(None)
+                for ratios in processes or []:
+                    record = {
+                        **cell,
+                        "baseline": "handwritten",
+                        "pairs": [
+                            {"base_s": 1e-3, "impl_s": 1e-3 * r, "first": "handwritten"} for r in ratios
+                        ],
+                    }
+                    lines.append(
+                        _common.sidecar_line("paired", record, commit=commit, env=env, applied=applied)
+                    )
+        numbers = [1 if s is not None else None for s in samples]  # asv: tracks and failures have no number
+        result = BenchmarkResult(
+            result=values, samples=samples, number=numbers, errcode=0, stderr="", profile=None
+        )
+        results.add_result(benchmarks[name], result, record_samples=True)
+    results.save(str(results_dir))
+    with open(sidecar / "records.jsonl", "a") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
+    return results_dir

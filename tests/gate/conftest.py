@@ -1,0 +1,45 @@
+"""Stores for the gate's tests: every store test runs on SQLite and on a real PostgreSQL server.
+
+PostgreSQL comes from ``FUSEGATE_TEST_POSTGRES_URL`` (``.ci/run`` starts a server and sets it). Without it the
+PostgreSQL cases are skipped locally and fail under CI, so a CI run can never pass without them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from sqlalchemy import text
+
+from gate.store import db
+from gate.store.models import Base
+
+POSTGRES_URL = os.environ.get("FUSEGATE_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(scope="session")
+def _postgres_migrated():
+    if not POSTGRES_URL:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "CI must test the PostgreSQL store: FUSEGATE_TEST_POSTGRES_URL is not set (see .ci/run)"
+            )
+        pytest.skip("no PostgreSQL server (set FUSEGATE_TEST_POSTGRES_URL)")
+    with db.engine(POSTGRES_URL).begin() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    db.upgrade(POSTGRES_URL)
+    return POSTGRES_URL
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> str:
+    """An empty, migrated store."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'gate.db'}"
+        db.upgrade(url)
+        return url
+    url = request.getfixturevalue("_postgres_migrated")
+    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    with db.engine(url).begin() as conn:
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    return url

@@ -1,0 +1,153 @@
+"""fusegate ingest: asv results + sidecar -> store, idempotent, all-or-nothing, errors that name file and field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from gate.ingest import asv_dir, bundle
+from gate.ingest.bundle import IngestError
+from gate.store import db, queries
+from gate.store.models import CellSummary, Result, Run
+from tests.gate import asv_results
+
+HEAD = "ab" * 20
+BASE = "cd" * 20
+
+
+def _write(root, commit=HEAD, *, machine="runner-1", failed=frozenset(), seed=0):
+    rng = np.random.default_rng(seed)
+    return asv_results.write(
+        root,
+        machine=machine,
+        commit=commit,
+        times=lambda cell: (
+            None if cell["impl"] == "numpy" and cell["threads"] == 2 else rng.lognormal(-5, 0.05, 20)
+        ),
+        pairs=lambda cell: [rng.lognormal(0, 0.05, 40) for _ in range(2)],
+        failed=failed,
+    )
+
+
+def _ingest(url, results_dir):
+    reports = []
+    for b in asv_dir.read(results_dir):
+        with db.transaction(url) as session:
+            reports.append(queries.ingest_runs(session, runs=bundle.runs(b)))
+    return reports
+
+
+def _count(url, model):
+    with db.transaction(url) as session:
+        return session.scalar(select(func.count()).select_from(model))
+
+
+def test_results_land_with_samples_placement_and_summaries(store_url, tmp_path):
+    [report] = _ingest(store_url, _write(tmp_path))
+    assert report.stored == 1 and report.unchanged == 0
+    with db.transaction(store_url) as session:
+        rows = session.scalars(select(Result)).all()
+        paired = [r for r in rows if r.benchmark == bundle.PAIRED]
+        times = [r for r in rows if r.benchmark == bundle.TIME]
+        # 2 tasks x 3 impls x 2 N x 2 threads paired cells, each with one sample list per process
+        assert len(paired) == 24 and all(len(r.samples) == 2 and len(r.samples[0]) == 40 for r in paired)
+        # numpy at 2 threads was skipped (NaN in asv): not a cell
+        assert len(times) == 28 and all(len(r.samples[0]) == 20 for r in times)
+        [(_run, machine, sha, placement)] = queries.runs(session)
+        assert (machine, sha) == ("runner-1", HEAD) and "cpus=" in placement
+        cells = queries.summaries(session, commit_sha=HEAD)
+        assert len(cells) == 52 and all(c.status == "ok" for _, _, c in cells)
+
+
+def test_the_same_files_twice_are_stored_once(store_url, tmp_path):
+    results = _write(tmp_path)
+    _ingest(store_url, results)
+    [again] = _ingest(store_url, results)
+    assert again.stored == 0 and again.unchanged == 1
+    assert _count(store_url, Run) == 1 and _count(store_url, Result) == 52
+
+
+def test_a_rewritten_result_file_replaces_the_run(store_url, tmp_path):
+    _ingest(store_url, _write(tmp_path, seed=0))
+    shutil.rmtree(tmp_path / "fusegate")
+    [report] = _ingest(store_url, _write(tmp_path, seed=1))  # asv measured the commit again
+    assert report.stored == 1
+    assert _count(store_url, Run) == 1 and _count(store_url, Result) == 52
+
+
+def test_a_failed_benchmark_is_kept_as_a_failure(store_url, tmp_path):
+    failed = frozenset({("g1_walk", "assembled", 4096, 1)})
+    _ingest(store_url, _write(tmp_path, failed=failed))
+    with db.transaction(store_url) as session:
+        bad = session.scalars(select(CellSummary).where(CellSummary.status == "failed")).all()
+        assert {(c.benchmark, c.task, c.impl, c.num_envs, c.threads) for c in bad} == {
+            (bundle.TIME, "g1_walk", "assembled", 4096, 1),
+            (bundle.PAIRED, "g1_walk", "assembled", 4096, 1),
+        }
+
+
+def _corrupt(results_dir, mutate):
+    [path] = [p for p in (results_dir / "runner-1").glob("*.json") if p.name != "machine.json"]
+    data = json.loads(path.read_text())
+    mutate(data)
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "says"),
+    [
+        (lambda d: d.pop("commit_hash"), "commit_hash", "missing"),
+        (lambda d: d.update(commit_hash="HEAD"), "commit_hash", "40-digit"),
+        (lambda d: d.update(version=1), "version", "expected asv results version 2"),
+        (
+            lambda d: d["results"][bundle.TIME].__setitem__(0, [1.0]),
+            f"results.{bundle.TIME}.result",
+            "expected 32",
+        ),
+        (lambda d: d.update(env_name="other-env"), "sidecar", "no fusegate sidecar record"),
+    ],
+)
+def test_a_malformed_file_is_rejected_naming_file_and_field(store_url, tmp_path, mutate, field, says):
+    good = _write(tmp_path / "good", BASE)
+    _ingest(store_url, good)
+    bad = _write(tmp_path / "bad", HEAD)
+    path = _corrupt(bad, mutate)
+    with pytest.raises(IngestError) as info:
+        _ingest(store_url, bad)
+    assert info.value.file == str(path.relative_to(bad)) and info.value.field == field
+    assert says in info.value.message
+    assert _count(store_url, Run) == 1  # what was stored before is intact, nothing of the bad upload landed
+
+
+def test_a_bundle_is_all_or_nothing(store_url, tmp_path):
+    """Two result files, the second broken: neither is stored."""
+    results = _write(tmp_path, HEAD)
+    _write(tmp_path, BASE)
+    _corrupt_second = sorted((results / "runner-1").glob(f"{BASE[:8]}*.json"))[0]
+    data = json.loads(_corrupt_second.read_text())
+    data["results"][bundle.TIME] = "oops"
+    _corrupt_second.write_text(json.dumps(data))
+    with pytest.raises(IngestError, match="expected a list of columns"):
+        _ingest(store_url, results)
+    assert _count(store_url, Run) == 0
+
+
+def test_mixed_placements_in_one_environment_are_refused(tmp_path):
+    results = _write(tmp_path)
+    [path] = (tmp_path / "fusegate" / HEAD[:8]).glob("*.jsonl")
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[-1]["placement"] = {**lines[-1]["placement"], "asked": "cpus=0"}
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    [b] = asv_dir.read(results)
+    with pytest.raises(IngestError, match="must not mix"):
+        bundle.runs(b)
+
+
+def test_a_missing_results_directory_says_what_to_pass(tmp_path):
+    with pytest.raises(IngestError, match="not a directory"):
+        asv_dir.read(tmp_path / "nope")
