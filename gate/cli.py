@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import kernels
-from gate import render
+from gate import cli_store, render
 from kernels import bench, parity, registry
 
 DEFAULT_BENCH_ENVS = (2048, 8192, 32768, 131072)
@@ -227,6 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     pairs_cmd.add_argument("directory", nargs="?", default=".asv/fusegate", help="default: .asv/fusegate")
     pairs_cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
     pairs_cmd.set_defaults(func=cmd_pairs)
+
+    cli_store.add_commands(commands)
 
     show = kernel_commands.add_parser("show-source", help="print the generated source of an assembled kernel")
     show.add_argument("--task", choices=kernels.TASKS, required=True)

@@ -140,3 +140,64 @@ def console(*, stderr: bool = False) -> Console:
     """A console that keeps wide tables whole when output goes to a file or a pipe (rich assumes 80 columns)."""
     probe = Console(stderr=stderr)
     return probe if probe.is_terminal else Console(stderr=stderr, width=200)
+
+
+_DECISION_STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "error": "magenta"}
+_VERDICT_STYLE = {
+    "approve": "bold green",
+    "reject": "bold red",
+    "inconclusive": "bold yellow",
+    "error": "bold magenta",
+}
+
+
+def verdict_table(evaluation) -> Table:
+    """The gate's per-cell table for one evaluation (``gate.api.schemas.EvaluationOut``)."""
+    table = Table(
+        title=f"fusegate gate: base {evaluation.base_sha[:12]} -> head {evaluation.head_sha[:12]}",
+        caption=f"policy: {evaluation.policy_source}",
+    )
+    for col in (
+        "machine",
+        "kind",
+        "task",
+        "N",
+        "thr",
+        "impl",
+        "vs",
+        "ratio",
+        "95% CI",
+        "margin",
+        "q",
+        "n",
+        "decision",
+        "reason",
+    ):
+        table.add_column(
+            col, justify="right" if col in ("N", "thr", "ratio", "95% CI", "margin", "q", "n") else "left"
+        )
+    for c in evaluation.comparisons:
+        ci = "-" if c.low is None else f"[{c.low:.3f}, {c.high:.3f}]"
+        style = _DECISION_STYLE.get(c.decision, "")
+        table.add_row(
+            c.machine,
+            c.kind,
+            c.task,
+            _num(c.num_envs, "d"),
+            _num(c.threads, "d"),
+            c.impl,
+            c.baseline,
+            _num(c.ratio, ".3f"),
+            ci,
+            f"{c.margin:.1%}",
+            _num(c.q_value, ".2g"),
+            f"{c.groups}x{c.samples // max(c.groups, 1)}" if c.samples else "-",
+            f"[{style}]{c.decision}[/]",
+            c.reason,
+        )
+    return table
+
+
+def verdict_lines(evaluation) -> list[str]:
+    style = _VERDICT_STYLE.get(evaluation.verdict, "")
+    return [f"[{style}]verdict: {evaluation.verdict.upper()}[/]", *(f"  {r}" for r in evaluation.reasons)]

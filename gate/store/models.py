@@ -150,9 +150,19 @@ class Evaluation(Base):
     policy: Mapped[dict]
     reasons: Mapped[list]
     created_at: Mapped[datetime] = mapped_column(default=now)
+    base_commit: Mapped[Commit] = relationship(foreign_keys=[base_commit_id], lazy="joined")
+    head_commit: Mapped[Commit] = relationship(foreign_keys=[head_commit_id], lazy="joined")
     comparisons: Mapped[list[Comparison]] = relationship(
         back_populates="evaluation", cascade="all, delete-orphan", order_by="Comparison.id"
     )
+
+    @property
+    def base_sha(self) -> str:
+        return self.base_commit.sha
+
+    @property
+    def head_sha(self) -> str:
+        return self.head_commit.sha
 
 
 class Comparison(Base):

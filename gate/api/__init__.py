@@ -1,0 +1,1 @@
+"""The gate service: FastAPI app factory, one router per resource."""

@@ -1,0 +1,59 @@
+"""Verdicts: trigger an evaluation, read the latest for (base, head), list them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request, status
+
+from gate import policy
+from gate.api.deps import SessionDep
+from gate.api.schemas import EvaluationOut, EvaluationRequest, EvaluationSummary, Problem
+from gate.evaluate import evaluate_and_store
+from gate.store import queries
+
+router = APIRouter(tags=["evaluations"])
+
+
+def _sha(request: Request, ref: str) -> str:
+    try:
+        return policy.resolve(request.app.state.repo, ref)
+    except policy.PolicyError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+
+
+@router.post("/api/evaluations", status_code=status.HTTP_201_CREATED, responses={422: {"model": Problem}})
+def trigger(body: EvaluationRequest, request: Request, session: SessionDep) -> EvaluationOut:
+    """Evaluate (base, head) now with the policy of the base commit, store and return the verdict."""
+    base, head = _sha(request, body.base), _sha(request, body.head)
+    evaluation = evaluate_and_store(
+        session, repo=request.app.state.repo, base_sha=base, head_sha=head, extra_impls=body.impl
+    )
+    return EvaluationOut.model_validate(evaluation)
+
+
+@router.get("/api/evaluations")
+def list_evaluations(session: SessionDep, limit: int = 50) -> list[EvaluationSummary]:
+    """Stored evaluations, newest first."""
+    if not 1 <= limit <= 500:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"limit must be in 1..500, got {limit}")
+    return [EvaluationSummary.model_validate(e) for e, _, _ in queries.evaluations(session, limit=limit)]
+
+
+@router.get("/api/evaluations/{evaluation_id}", responses={404: {"model": Problem}})
+def read(evaluation_id: int, session: SessionDep) -> EvaluationOut:
+    evaluation = queries.evaluation(session, evaluation_id=evaluation_id)
+    if evaluation is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no evaluation {evaluation_id}")
+    return EvaluationOut.model_validate(evaluation)
+
+
+@router.get("/api/verdicts/{base}/{head}", responses={404: {"model": Problem}})
+def verdict(base: str, head: str, request: Request, session: SessionDep) -> EvaluationOut:
+    """The latest stored verdict for (base, head): a read, nothing is computed."""
+    base_sha, head_sha = _sha(request, base), _sha(request, head)
+    evaluation = queries.latest_evaluation(session, base_sha=base_sha, head_sha=head_sha)
+    if evaluation is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"no evaluation of base {base_sha[:12]} -> head {head_sha[:12]}; POST /api/evaluations to run one",
+        )
+    return EvaluationOut.model_validate(evaluation)

@@ -1,0 +1,13 @@
+from fastapi import APIRouter
+
+from gate.api.deps import SessionDep
+from gate.api.schemas import MachineOut
+from gate.store import queries
+
+router = APIRouter(tags=["machines"])
+
+
+@router.get("/api/machines")
+def list_machines(session: SessionDep) -> list[MachineOut]:
+    """Every machine that uploaded results, with its fingerprint."""
+    return [MachineOut.model_validate(m) for m in queries.machines(session)]

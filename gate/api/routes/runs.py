@@ -1,0 +1,66 @@
+"""Results in: ``POST /api/runs`` (a runner's bundle, one transaction), ``GET /api/runs``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request, status
+
+from gate.api.deps import RunnerDep, SessionDep
+from gate.api.schemas import Bundle, EvaluationSummary, Problem, RunOut, UploadOut
+from gate.evaluate import evaluate_and_store
+from gate.ingest import bundle as bundles
+from gate.store import db, queries
+
+router = APIRouter(tags=["runs"])
+
+
+@router.post(
+    "/api/runs",
+    status_code=status.HTTP_201_CREATED,
+    responses={401: {"model": Problem}, 422: {"model": Problem}},
+)
+def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
+    """Store one machine's asv results and sidecar records; identical content is stored once.
+
+    The whole bundle is one transaction: a bundle with any malformed file stores nothing. Evaluations that involve
+    an uploaded commit are recomputed and stored before the response.
+    """
+    try:
+        runs = bundles.runs(body)
+    except bundles.IngestError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+    url = request.app.state.database_url
+    with db.transaction(url) as session:
+        report = queries.ingest_runs(session, runs=runs)
+    evaluations = []
+    if report.stored:
+        for sha in sorted({r.commit for r in runs}):
+            with db.transaction(url) as session:
+                pairs = queries.evaluation_pairs_with(session, commit_sha=sha)
+            for base, head in pairs:
+                with db.transaction(url) as session:
+                    e = evaluate_and_store(session, repo=request.app.state.repo, base_sha=base, head_sha=head)
+                    evaluations.append(EvaluationSummary.model_validate(e))
+    return UploadOut(
+        stored=report.stored, unchanged=report.unchanged, results=report.results, evaluations=evaluations
+    )
+
+
+@router.get("/api/runs")
+def list_runs(
+    session: SessionDep, machine: str | None = None, commit: str | None = None, limit: int = 100
+) -> list[RunOut]:
+    """Stored runs, newest first."""
+    if not 1 <= limit <= 1000:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"limit must be in 1..1000, got {limit}")
+    return [
+        RunOut(
+            id=run.id,
+            machine=m,
+            commit=sha,
+            env_name=run.env_name,
+            placement=placement,
+            started_at=run.started_at,
+            uploaded_at=run.uploaded_at,
+        )
+        for run, m, sha, placement in queries.runs(session, machine=machine, commit_sha=commit, limit=limit)
+    ]

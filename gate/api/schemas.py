@@ -1,0 +1,97 @@
+"""Wire schemas (pydantic), separate from the tables. The CLI's --json output uses the same models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gate.ingest.bundle import Bundle
+
+__all__ = ["Bundle"]
+
+
+class Orm(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class ComparisonOut(Orm):
+    machine: str
+    kind: str = Field(description="correctness | impl_vs_baseline | best_threads | head_vs_base | machine")
+    task: str
+    num_envs: int | None
+    threads: int | None
+    impl: str
+    baseline: str
+    detail: str
+    ratio: float | None = Field(description="B/A time ratio, above 1 is slower")
+    low: float | None
+    high: float | None
+    margin: float
+    p_value: float | None
+    q_value: float | None
+    samples: int
+    groups: int = Field(description="benchmark processes (for paired cells) behind the estimate")
+    decision: str = Field(description="pass | fail | inconclusive | error")
+    reason: str
+
+
+class EvaluationOut(Orm):
+    id: int
+    base_sha: str
+    head_sha: str
+    verdict: str = Field(description="approve | reject | inconclusive | error")
+    policy_source: str = Field(description="where the policy came from: always the base commit")
+    policy: dict
+    reasons: list[str]
+    created_at: datetime
+    comparisons: list[ComparisonOut]
+
+
+class EvaluationSummary(Orm):
+    id: int
+    base_sha: str
+    head_sha: str
+    verdict: str
+    created_at: datetime
+
+
+class EvaluationRequest(BaseModel):
+    base: str = Field(
+        min_length=1, max_length=200, description="base commit (SHA or ref known to the service's repository)"
+    )
+    head: str = Field(min_length=1, max_length=200, description="head commit")
+    impl: list[str] = Field(
+        default_factory=list, description="extra implementations to judge (stricter only)"
+    )
+
+
+class MachineOut(Orm):
+    name: str
+    fingerprint_hash: str
+    fingerprint: dict
+    first_seen: datetime
+    last_seen: datetime
+
+
+class RunOut(BaseModel):
+    id: int
+    machine: str
+    commit: str
+    env_name: str
+    placement: str
+    started_at: datetime
+    uploaded_at: datetime
+
+
+class UploadOut(BaseModel):
+    stored: int = Field(description="runs stored (new or replacing changed content)")
+    unchanged: int = Field(description="runs already stored with identical content")
+    results: int
+    evaluations: list[EvaluationSummary] = Field(
+        description="evaluations recomputed because their commits changed"
+    )
+
+
+class Problem(BaseModel):
+    detail: str

@@ -1,0 +1,230 @@
+"""The gate's commands: ingest, gate, calibrate, serve, token, db. One function per command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+from pathlib import Path
+
+from gate import render
+
+DEFAULT_RESULTS = ".asv/results"
+
+
+def _repo() -> Path:
+    return Path(os.environ.get("FUSEGATE_REPO", ".")).resolve()
+
+
+def _url(args: argparse.Namespace) -> str:
+    from gate.store import db
+
+    url = args.db or db.default_url()
+    db.upgrade(url)
+    return url
+
+
+def ingest_dir(url: str, results: Path, sidecar: Path | None = None) -> list:
+    """Ingest every machine of an asv results directory, each machine's bundle in one transaction."""
+    from gate.ingest import asv_dir, bundle
+    from gate.store import db, queries
+
+    reports = []
+    for b in asv_dir.read(results, sidecar=sidecar):
+        runs = bundle.runs(b)
+        with db.transaction(url) as session:
+            reports.append((b.machine["machine"], queries.ingest_runs(session, runs=runs)))
+    return reports
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    url = _url(args)
+    for machine, report in ingest_dir(url, Path(args.results), Path(args.sidecar) if args.sidecar else None):
+        render.console().print(
+            f"{machine}: {report.stored} run(s) stored, {report.unchanged} unchanged, {report.results} results"
+        )
+    return 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from gate import policy
+    from gate.api.schemas import EvaluationOut
+    from gate.evaluate import EXIT_CODES, Verdict, evaluate_and_store
+    from gate.store import db
+
+    url = _url(args)
+    repo = _repo()
+    base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
+    if args.results and Path(args.results).is_dir():
+        ingest_dir(url, Path(args.results))
+    with db.transaction(url) as session:
+        evaluation = EvaluationOut.model_validate(
+            evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl)
+        )
+    if args.json:
+        print(evaluation.model_dump_json(indent=2))
+    else:
+        console = render.console()
+        console.print(render.verdict_table(evaluation))
+        for line in render.verdict_lines(evaluation):
+            console.print(line)
+    return EXIT_CODES[Verdict(evaluation.verdict)]
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from gate import policy
+    from gate.evaluate import calibrate
+    from gate.store import db
+
+    url = _url(args)
+    repo = _repo()
+    base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
+    if not policy.same_tree(repo, base, head) and not args.force:
+        raise ValueError(
+            f"{base[:12]} and {head[:12]} have different trees: an A/A calibration measures one build twice "
+            "(commit an empty commit on top and measure both); --force skips this check"
+        )
+    if args.results and Path(args.results).is_dir():
+        ingest_dir(url, Path(args.results))
+    with db.transaction(url) as session:
+        floors = calibrate(session, base_sha=base, head_sha=head)
+    rows = [{"machine": m, "threads": t, **f.to_dict()} for (m, t), f in floors.items()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            render.console().print(
+                f"{r['machine']} threads={r['threads']}: noise floor {r['noise_floor']:.1%}, "
+                f"minimum detectable effect {r['mde']:.1%} ({r['cells']} A/A cells)"
+            )
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from gate.api.app import create_app
+
+    url = _url(args)
+    render.console(stderr=True).print(
+        f"fusegate serving {url} on http://{args.host}:{args.port} (docs: /docs)"
+    )
+    uvicorn.run(
+        create_app(database_url=url, repo=_repo()), host=args.host, port=args.port, log_level="warning"
+    )
+    return 0
+
+
+def cmd_token_create(args: argparse.Namespace) -> int:
+    from gate.store import db, queries
+
+    url = _url(args)
+    secret = "fg_" + secrets.token_urlsafe(32)
+    with db.transaction(url) as session:
+        queries.create_token(session, name=args.name, secret=secret)
+    print(secret)
+    render.console(stderr=True).print(
+        f"token {args.name!r} created; only its hash is stored, so keep it now (FUSEGATE_TOKEN on the runner)"
+    )
+    return 0
+
+
+def cmd_token_revoke(args: argparse.Namespace) -> int:
+    from gate.store import db, queries
+
+    with db.transaction(_url(args)) as session:
+        if not queries.revoke_token(session, name=args.name):
+            raise ValueError(f"no token named {args.name!r}")
+    return 0
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    url = _url(args)
+    render.console().print(f"store at {url} is at the newest schema")
+    return 0
+
+
+def _db_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="store URL (default: $FUSEGATE_DATABASE_URL or sqlite:///.fusegate/fusegate.db)",
+    )
+
+
+def add_commands(commands) -> None:
+    ingest = commands.add_parser(
+        "ingest", help="store asv results (and the fusegate sidecar) in the results store"
+    )
+    ingest.add_argument(
+        "results", nargs="?", default=DEFAULT_RESULTS, help=f"asv results_dir (default {DEFAULT_RESULTS})"
+    )
+    ingest.add_argument(
+        "--sidecar", metavar="DIR", help="fusegate sidecar directory (default: <results>/../fusegate)"
+    )
+    _db_option(ingest)
+    ingest.set_defaults(func=cmd_ingest)
+
+    gate = commands.add_parser(
+        "gate", help="the verdict for (base, head): exit 0 approve, 1 reject, 2 inconclusive, 3 error"
+    )
+    gate.add_argument(
+        "--base", default="main", help="base commit or ref (default main); the policy is read from it"
+    )
+    gate.add_argument("--head", default="HEAD", help="head commit or ref (default HEAD)")
+    gate.add_argument(
+        "--results",
+        default=DEFAULT_RESULTS,
+        metavar="DIR",
+        help="ingest this asv results_dir first if it exists",
+    )
+    gate.add_argument(
+        "--impl",
+        action="append",
+        default=[],
+        metavar="IMPL",
+        help="also judge IMPL against the baseline (only adds checks)",
+    )
+    gate.add_argument("--json", action="store_true", help="print the evaluation as JSON (the API's schema)")
+    _db_option(gate)
+    gate.set_defaults(func=cmd_gate)
+
+    cal = commands.add_parser(
+        "calibrate", help="learn each machine's noise floor from an A/A pair of commits"
+    )
+    cal.add_argument("--base", required=True, help="first commit of the A/A pair")
+    cal.add_argument("--head", required=True, help="second commit (same tree)")
+    cal.add_argument(
+        "--results",
+        default=DEFAULT_RESULTS,
+        metavar="DIR",
+        help="ingest this asv results_dir first if it exists",
+    )
+    cal.add_argument("--force", action="store_true", help="calibrate even if the two trees differ")
+    cal.add_argument("--json", action="store_true")
+    _db_option(cal)
+    cal.set_defaults(func=cmd_calibrate)
+
+    serve = commands.add_parser("serve", help="run the gate service (FastAPI, uvicorn)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    _db_option(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    token = commands.add_parser("token", help="runner upload tokens (stored hashed)")
+    token_commands = token.add_subparsers(dest="token_command", required=True, metavar="COMMAND")
+    create = token_commands.add_parser("create", help="create a token and print it once")
+    create.add_argument("name", help="e.g. the runner's machine name")
+    _db_option(create)
+    create.set_defaults(func=cmd_token_create)
+    revoke = token_commands.add_parser("revoke", help="revoke a token by name")
+    revoke.add_argument("name")
+    _db_option(revoke)
+    revoke.set_defaults(func=cmd_token_revoke)
+
+    dbp = commands.add_parser("db", help="the results store")
+    db_commands = dbp.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
+    up = db_commands.add_parser("upgrade", help="create or migrate the store to the newest schema")
+    _db_option(up)
+    up.set_defaults(func=cmd_db_upgrade)

@@ -1,0 +1,438 @@
+"""The gate's evaluation: (base, head) -> approve / reject / inconclusive / error, with a row per cell.
+
+Comparisons (GATE.md):
+
+- ``correctness``: a benchmark that raised in asv (parity or construction failure) on the head commit: fail.
+- ``impl_vs_baseline``: each policy implementation against the baseline per (machine, task, num_envs, threads),
+  from in-process paired samples of the head commit.
+- ``best_threads``: per (machine, task, num_envs), each at its own fastest thread count (paired when both are
+  fastest at the same count, else unpaired across processes).
+- ``head_vs_base``: every policy implementation per cell, head against base, unpaired across processes.
+
+Comparisons across processes never use a margin below the machine's A/A noise floor (``calibrate``). Missing data
+is an error, never a pass: a required machine without results, a cell without samples, a base without results.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from gate import policy as policies
+from gate import stats
+from gate.ingest.bundle import PAIRED, TIME
+from gate.policy import Policy
+from gate.stats import Decision
+from gate.store import queries
+from gate.store.models import CellSummary
+
+
+class Verdict(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+    INCONCLUSIVE = "inconclusive"
+    ERROR = "error"
+
+
+EXIT_CODES = {Verdict.APPROVE: 0, Verdict.REJECT: 1, Verdict.INCONCLUSIVE: 2, Verdict.ERROR: 3}
+
+
+@dataclass(kw_only=True)
+class Outcome:
+    verdict: str
+    reasons: list[str]
+    comparisons: list[dict]
+    policy_source: str
+    policy: dict = field(default_factory=dict)
+
+
+def _summary(c: CellSummary) -> stats.Summary:
+    return stats.Summary(center=c.center, se=c.se, low=c.low, high=c.high, samples=c.samples, groups=c.groups)
+
+
+def _row(**values) -> dict:
+    base = {
+        "num_envs": None,
+        "threads": None,
+        "detail": "",
+        "ratio": None,
+        "low": None,
+        "high": None,
+        "p_value": None,
+        "q_value": None,
+        "samples": 0,
+        "groups": 0,
+        "reason": "",
+        "estimate": None,
+    }
+    return base | values
+
+
+def _estimate_row(estimate: stats.Estimate, **values) -> dict:
+    return _row(
+        ratio=estimate.ratio,
+        low=estimate.low,
+        high=estimate.high,
+        margin=estimate.margin,
+        p_value=estimate.p_slower,
+        samples=estimate.samples,
+        groups=estimate.groups,
+        estimate=estimate,
+        decision=None,
+        **values,
+    )
+
+
+def _missing(c: CellSummary | None, what: str) -> str | None:
+    if c is None:
+        return f"no {what} in the store"
+    if c.status == "insufficient":
+        return f"{what}: {c.message}"
+    if c.status == "failed":
+        return f"{what} failed in asv"
+    return None
+
+
+class _Floors:
+    def __init__(self, session: Session, machines: Iterable[str]):
+        self._by = {(m, c.design, c.threads): c for m, c in queries.calibrations(session, machines=machines)}
+
+    def margin(self, machine: str, threads: int, policy_margin: float) -> tuple[float, str]:
+        cal = self._by.get((machine, "unpaired", threads))
+        if cal is None or cal.noise_floor <= policy_margin:
+            return policy_margin, ""
+        return cal.noise_floor, f"margin raised to the machine's A/A noise floor {cal.noise_floor:.1%}"
+
+
+def evaluate(
+    session: Session,
+    *,
+    base_sha: str,
+    head_sha: str,
+    policy: Policy,
+    policy_source: str,
+    extra_impls: Iterable[str] = (),
+) -> Outcome:
+    compare = tuple(dict.fromkeys((*policy.compare, *extra_impls)))
+    head_cells = queries.summaries(session, commit_sha=head_sha)
+    base_cells = queries.summaries(session, commit_sha=base_sha) if base_sha != head_sha else []
+    reported = sorted({m for m, _, _ in head_cells})
+    required = list(policy.required_machines) or reported
+    reasons = [
+        f"policy: {policy_source}" + ("" if not extra_impls else f", plus --impl {', '.join(extra_impls)}")
+    ]
+    rows: list[dict] = []
+    if not required:
+        reasons.append(f"no results for head {head_sha[:12]} on any machine: nothing was measured")
+    for machine in required:
+        if machine not in reported:
+            rows.append(
+                _row(
+                    machine=machine,
+                    kind="machine",
+                    task="",
+                    impl="",
+                    baseline="",
+                    margin=0.0,
+                    decision=Decision.ERROR,
+                    reason=f"required machine reported no results for head {head_sha[:12]}",
+                )
+            )
+    floors = _Floors(session, required)
+    base_by = defaultdict(dict)
+    for machine, placement, c in base_cells:
+        base_by[(machine, placement)][(c.benchmark, c.task, c.impl, c.num_envs, c.threads)] = c
+    head_by = defaultdict(dict)
+    for machine, placement, c in head_cells:
+        if machine in required:
+            head_by[(machine, placement)][(c.benchmark, c.task, c.impl, c.num_envs, c.threads)] = c
+    if base_sha == head_sha:
+        reasons.append("base and head are the same commit: no head-vs-base comparison")
+    for (machine, placement), cells in sorted(head_by.items()):
+        rows += _correctness(machine, placement, cells)
+        rows += _impl_vs_baseline(machine, placement, cells, policy, compare)
+        if policy.best_threads:
+            rows += _best_threads(machine, placement, cells, policy, compare, floors)
+        if base_sha != head_sha:
+            rows += _head_vs_base(
+                machine, placement, cells, base_by.get((machine, placement)), policy, floors, base_sha
+            )
+    decided = [r for r in rows if r["estimate"] is not None]
+    for row, (decision, q) in zip(decided, stats.decide_all([r["estimate"] for r in decided]), strict=True):
+        row["decision"], row["q_value"] = decision, q
+        if decision is Decision.FAIL:
+            row["reason"] = _join(row["reason"], f"slower than the {row['margin']:.1%} margin (q={q:.2g})")
+        elif decision is Decision.INCONCLUSIVE:
+            budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
+            row["reason"] = _join(
+                row["reason"], f"interval straddles 1 + margin; {row['groups']} processes, {budget}"
+            )
+    for row in rows:
+        row.pop("estimate")
+        row["decision"] = str(row["decision"])
+    verdict = _verdict(rows, reasons)
+    return Outcome(
+        verdict=verdict,
+        reasons=reasons,
+        comparisons=rows,
+        policy_source=policy_source,
+        policy=policy.to_dict(),
+    )
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}; {b}" if a else b
+
+
+def _verdict(rows: list[dict], reasons: list[str]) -> str:
+    counts = defaultdict(int)
+    for row in rows:
+        counts[row["decision"]] += 1
+    reasons.append(
+        f"{len(rows)} cells: "
+        + ", ".join(f"{counts[d]} {d}" for d in ("pass", "fail", "inconclusive", "error") if counts[d])
+    )
+    if counts["fail"]:
+        reasons.append(
+            "reject: a cell is slower than its margin, or a benchmark failed (parity / construction)"
+        )
+        return Verdict.REJECT
+    if counts["error"] or not rows:
+        reasons.append(
+            "error: missing results (a required machine, a cell or the base); never approved on missing data"
+        )
+        return Verdict.ERROR
+    if counts["inconclusive"]:
+        reasons.append("inconclusive: run more rounds on the machines named in the inconclusive cells")
+        return Verdict.INCONCLUSIVE
+    reasons.append("approve: every cell is within its margin")
+    return Verdict.APPROVE
+
+
+def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
+    return [
+        _row(
+            machine=machine,
+            kind="correctness",
+            task=task,
+            impl=impl,
+            baseline="reference",
+            num_envs=n or None,
+            threads=t or None,
+            detail=f"{benchmark.rsplit('.', 2)[-2]} [{placement}]",
+            margin=0.0,
+            decision=Decision.FAIL,
+            reason=c.message,
+        )
+        for (benchmark, task, impl, n, t), c in sorted(cells.items())
+        if c.status == "failed"
+    ]
+
+
+def _grid(cells: dict, impl: str, baseline: str, policy: Policy) -> list[tuple[str, int, int]]:
+    """Every (task, num_envs, threads) the baseline was timed at, for the tasks ``impl`` was measured on at all."""
+    tasks = {task for (_, task, i, _, _) in cells if i == impl}
+    base = {(task, n, t) for (b, task, i, n, t) in cells if b == TIME and i == baseline and task in tasks}
+    return sorted(k for k in base if not policy.threads or k[2] in policy.threads)
+
+
+def _impl_vs_baseline(machine, placement, cells, policy, compare) -> list[dict]:
+    rows = []
+    for impl in compare:
+        for task, n, t in _grid(cells, impl, policy.baseline, policy):
+            c = cells.get((PAIRED, task, impl, n, t))
+            where = dict(
+                machine=machine,
+                kind="impl_vs_baseline",
+                task=task,
+                impl=impl,
+                baseline=policy.baseline,
+                num_envs=n,
+                threads=t,
+                detail=placement,
+            )
+            problem = _missing(c, "paired samples")
+            if problem and not (c is not None and c.status == "failed"):  # failures are correctness rows
+                rows.append(
+                    _row(**where, margin=policy.margin_for(task, n), decision=Decision.ERROR, reason=problem)
+                )
+            elif not problem:
+                rows.append(
+                    _estimate_row(
+                        stats.paired_estimate(_summary(c), margin=policy.margin_for(task, n)), **where
+                    )
+                )
+    return rows
+
+
+def _fastest(cells: dict, task: str, impl: str, n: int, policy: Policy) -> CellSummary | None:
+    ok = [
+        c
+        for (b, tk, i, nn, t), c in cells.items()
+        if b == TIME
+        and (tk, i, nn) == (task, impl, n)
+        and c.status == "ok"
+        and (not policy.threads or t in policy.threads)
+    ]
+    return min(ok, key=lambda c: c.center, default=None)
+
+
+def _best_threads(machine, placement, cells, policy, compare, floors) -> list[dict]:
+    rows = []
+    for impl in compare:
+        for task, n in sorted({(task, n) for task, n, _ in _grid(cells, impl, policy.baseline, policy)}):
+            a, b = _fastest(cells, task, policy.baseline, n, policy), _fastest(cells, task, impl, n, policy)
+            where = dict(
+                machine=machine,
+                kind="best_threads",
+                task=task,
+                impl=impl,
+                baseline=policy.baseline,
+                num_envs=n,
+            )
+            margin = policy.margin_for(task, n)
+            if a is None or b is None:
+                rows.append(
+                    _row(
+                        **where,
+                        margin=margin,
+                        decision=Decision.ERROR,
+                        reason="no timing samples for a best thread count",
+                    )
+                )
+                continue
+            detail = f"{impl} at {b.threads} threads vs {policy.baseline} at {a.threads} [{placement}]"
+            paired = cells.get((PAIRED, task, impl, n, a.threads))
+            if a.threads == b.threads and paired is not None and paired.status == "ok":
+                estimate = stats.paired_estimate(_summary(paired), margin=margin)
+                rows.append(_estimate_row(estimate, **where, threads=a.threads, detail=detail))
+            else:
+                margin, note = floors.margin(machine, max(a.threads, b.threads), margin)
+                estimate = stats.unpaired_estimate(_summary(a), _summary(b), margin=margin)
+                rows.append(_estimate_row(estimate, **where, threads=b.threads, detail=detail, reason=note))
+    return rows
+
+
+def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> list[dict]:
+    if not base:
+        return [
+            _row(
+                machine=machine,
+                kind="head_vs_base",
+                task="",
+                impl="",
+                baseline="base",
+                detail=placement,
+                margin=policy.head_vs_base_margin,
+                decision=Decision.ERROR,
+                reason=f"base {base_sha[:12]} has no results on this machine and placement: measure it (asv continuous base head)",
+            )
+        ]
+    rows = []
+    for (benchmark, task, impl, n, t), c in sorted(cells.items()):
+        if benchmark != TIME or impl not in policy.head_vs_base or c.status != "ok":
+            continue
+        where = dict(
+            machine=machine,
+            kind="head_vs_base",
+            task=task,
+            impl=impl,
+            baseline="base",
+            num_envs=n,
+            threads=t,
+            detail=placement,
+        )
+        a = base.get((benchmark, task, impl, n, t))
+        margin, note = floors.margin(machine, t, policy.head_vs_base_margin)
+        if a is None or a.status != "ok":
+            state = "not measured" if a is None else a.status
+            rows.append(
+                _row(**where, margin=margin, decision=Decision.ERROR, reason=f"base {base_sha[:12]}: {state}")
+            )
+            continue
+        rows.append(
+            _estimate_row(
+                stats.unpaired_estimate(_summary(a), _summary(c), margin=margin), **where, reason=note
+            )
+        )
+    for key, a in sorted(base.items()):
+        benchmark, task, impl, n, t = key
+        if benchmark == TIME and impl in policy.head_vs_base and a.status == "ok" and key not in cells:
+            rows.append(
+                _row(
+                    machine=machine,
+                    kind="head_vs_base",
+                    task=task,
+                    impl=impl,
+                    baseline="base",
+                    num_envs=n,
+                    threads=t,
+                    detail=placement,
+                    margin=policy.head_vs_base_margin,
+                    decision=Decision.ERROR,
+                    reason="measured on base but not on head",
+                )
+            )
+    return rows
+
+
+def calibrate(session: Session, *, base_sha: str, head_sha: str) -> dict[tuple[str, int], stats.NoiseFloor]:
+    """A/A noise floors per (machine, threads) from two commits with the same tree, stored for later evaluations."""
+    base = {
+        (m, p, c.task, c.impl, c.num_envs, c.threads): c
+        for m, p, c in queries.summaries(session, commit_sha=base_sha)
+        if c.benchmark == TIME and c.status == "ok"
+    }
+    by: dict[tuple[str, int], list[stats.Estimate]] = defaultdict(list)
+    for m, p, c in queries.summaries(session, commit_sha=head_sha):
+        a = base.get((m, p, c.task, c.impl, c.num_envs, c.threads))
+        if c.benchmark == TIME and c.status == "ok" and a is not None:
+            by[(m, c.threads)].append(stats.unpaired_estimate(_summary(a), _summary(c), margin=0.0))
+    if not by:
+        raise ValueError(
+            f"no cell measured on both {base_sha[:12]} and {head_sha[:12]} on one machine and placement"
+        )
+    floors = {}
+    for (machine, threads), estimates in sorted(by.items()):
+        floor = stats.noise_floor(estimates)
+        queries.save_calibration(
+            session, machine=machine, design="unpaired", threads=threads, floor=floor, commit_sha=head_sha
+        )
+        floors[(machine, threads)] = floor
+    return floors
+
+
+def evaluate_and_store(
+    session: Session, *, repo: Path, base_sha: str, head_sha: str, extra_impls: Iterable[str] = ()
+):
+    """Evaluate with the policy read from the base commit, store the verdict, return the stored Evaluation."""
+    try:
+        policy, source = policies.read_from_base(repo, base_sha)
+    except policies.PolicyError as exc:
+        outcome = Outcome(
+            verdict=Verdict.ERROR, reasons=[f"policy: {exc}"], comparisons=[], policy_source=str(exc)
+        )
+    else:
+        outcome = evaluate(
+            session,
+            base_sha=base_sha,
+            head_sha=head_sha,
+            policy=policy,
+            policy_source=source,
+            extra_impls=extra_impls,
+        )
+    return queries.save_evaluation(
+        session,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        verdict=str(outcome.verdict),
+        policy_source=outcome.policy_source,
+        policy=outcome.policy,
+        reasons=outcome.reasons,
+        comparisons=outcome.comparisons,
+    )

@@ -1,0 +1,130 @@
+"""What must hold for a merge, read from the **base** commit's ``fusegate-policy.toml`` (never the PR head's).
+
+A pull request that edits the policy is judged by the base branch's version: it cannot relax the gate that judges
+it. The command line may add comparisons (``--impl``), which can only make the gate stricter.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+POLICY_FILE = "fusegate-policy.toml"
+POLICY_VERSION = 1
+
+
+class PolicyError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class MarginRule:
+    margin: float
+    task: str | None = None
+    num_envs: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    version: int = POLICY_VERSION
+    required_machines: tuple[str, ...] = ()  # empty: every machine that reported for the head commit
+    baseline: str = "handwritten"
+    compare: tuple[str, ...] = ("assembled",)  # implementations judged against the baseline
+    threads: tuple[int, ...] = ()  # thread counts that count; empty: every one measured
+    best_threads: bool = True  # also compare each implementation at its own best thread count
+    head_vs_base: tuple[str, ...] = ("numpy", "handwritten", "assembled", "assembled_generic")
+    margin: float = 0.03  # implementation vs baseline, as a fraction
+    head_vs_base_margin: float = 0.05
+    margins: tuple[MarginRule, ...] = ()  # per task / num_envs overrides of ``margin``
+    max_rounds: int = 8  # budget: benchmark processes per cell before inconclusive is final
+
+    def margin_for(self, task: str, num_envs: int | None) -> float:
+        best = self.margin
+        for rule in self.margins:  # the last matching rule wins, most specific written last
+            if rule.task in (None, task) and rule.num_envs in (None, num_envs):
+                best = rule.margin
+        return best
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_toml(cls, text: str, *, source: str) -> Policy:
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PolicyError(f"{source}: not valid TOML: {exc}") from None
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise PolicyError(
+                f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        if raw.get("version", POLICY_VERSION) != POLICY_VERSION:
+            raise PolicyError(
+                f"{source}: version {raw['version']!r} is not supported (expected {POLICY_VERSION})"
+            )
+        values = {}
+        for key, value in raw.items():
+            if key == "margins":
+                rules = []
+                for i, rule in enumerate(value):
+                    extra = set(rule) - {"margin", "task", "num_envs"}
+                    if extra or "margin" not in rule:
+                        raise PolicyError(
+                            f"{source}: margins[{i}] needs margin and may have task, num_envs; got {rule}"
+                        )
+                    rules.append(MarginRule(**rule))
+                values[key] = tuple(rules)
+            elif isinstance(value, list):
+                values[key] = tuple(value)
+            else:
+                values[key] = value
+        policy = cls(**values)
+        policy.validate(source)
+        return policy
+
+    def validate(self, source: str) -> None:
+        for name in ("margin", "head_vs_base_margin", *(f"margins[{i}]" for i in range(len(self.margins)))):
+            value = (
+                self.margins[int(name[8:-1])].margin if name.startswith("margins[") else getattr(self, name)
+            )
+            if not (isinstance(value, (int, float)) and 0 <= value < 1):
+                raise PolicyError(f"{source}: {name} must be a fraction in [0, 1), got {value!r}")
+        if self.max_rounds < 1:
+            raise PolicyError(f"{source}: max_rounds must be >= 1, got {self.max_rounds!r}")
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+
+
+def resolve(repo: Path, ref: str) -> str:
+    """Full SHA of a ref (branch, tag, HEAD, short SHA); a full SHA unknown to the repository passes through."""
+    done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if done.returncode == 0:
+        return done.stdout.strip()
+    if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
+        return ref
+    raise PolicyError(f"cannot resolve {ref!r} to a commit in {repo}; fetch it or pass a full SHA")
+
+
+def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
+    """(policy, where it came from) as of the base commit."""
+    done = _git(repo, "show", f"{base_sha}:{POLICY_FILE}")
+    if done.returncode == 0:
+        source = f"{POLICY_FILE} at base {base_sha[:12]}"
+        return Policy.from_toml(done.stdout, source=source), source
+    if _git(repo, "cat-file", "-e", f"{base_sha}^{{commit}}").returncode != 0:
+        raise PolicyError(
+            f"base commit {base_sha[:12]} is not in the repository at {repo}, so its policy cannot be read; "
+            "fetch it (git fetch origin) or point FUSEGATE_REPO at a clone that has it"
+        )
+    return Policy(), f"built-in default policy ({POLICY_FILE} absent at base {base_sha[:12]})"
+
+
+def same_tree(repo: Path, a: str, b: str) -> bool:
+    trees = [_git(repo, "rev-parse", f"{sha}^{{tree}}").stdout.strip() for sha in (a, b)]
+    return bool(trees[0]) and trees[0] == trees[1]

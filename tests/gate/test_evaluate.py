@@ -1,0 +1,254 @@
+"""The gate's evaluation end to end on the store: verdicts, exit codes, fail-closed errors, policy from the base."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gate import cli
+from gate.api.schemas import EvaluationOut
+from gate.evaluate import calibrate, evaluate_and_store
+from gate.store import db
+from tests.gate import asv_results, gitrepo
+from tests.gate.test_ingest import _ingest
+
+POLICY = 'compare = ["assembled"]\nmargin = 0.03\nhead_vs_base_margin = 0.05\n'
+
+
+def _measure(
+    root,
+    commit,
+    *,
+    machine="runner-1",
+    slow=None,
+    paired_effect=None,
+    failed=frozenset(),
+    skip=None,
+    skip_pairs=None,
+    seed=0,
+):
+    """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio."""
+    rng = np.random.default_rng(seed)
+
+    def times(cell):
+        if cell["impl"] == "numpy" and cell["threads"] == 2:
+            return None
+        if skip and skip(cell):
+            return None
+        scale = 1e-3 * cell["num_envs"] / 4096 * (slow(cell) if slow else 1.0)
+        return scale * rng.lognormal(0, 0.02, 30)
+
+    def pairs(cell):
+        if (skip and skip(cell)) or (skip_pairs and skip_pairs(cell)):
+            return None
+        effect = paired_effect(cell) if paired_effect else 1.0
+        return [effect * rng.lognormal(0, 0.03, 40) for _ in range(3)]
+
+    return asv_results.write(root, machine=machine, commit=commit, times=times, pairs=pairs, failed=failed)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    path = tmp_path / "repo"
+    base = gitrepo.commit(path, policy=POLICY, message="base")
+    head = gitrepo.commit(path, message="head")
+    return path, base, head
+
+
+def _evaluate(url, repo_path, base, head, **kw) -> EvaluationOut:
+    with db.transaction(url) as session:
+        return EvaluationOut.model_validate(
+            evaluate_and_store(session, repo=repo_path, base_sha=base, head_sha=head, **kw)
+        )
+
+
+def _by_decision(evaluation, decision):
+    return [c for c in evaluation.comparisons if c.decision == decision]
+
+
+def test_unchanged_head_is_approved(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
+    _ingest(store_url, _measure(tmp_path / "b", head, seed=2))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "approve", [c for c in e.comparisons if c.decision != "pass"]
+    kinds = {c.kind for c in e.comparisons}
+    assert kinds == {"impl_vs_baseline", "best_threads", "head_vs_base"}
+    # 2 tasks x 2 N x 2 threads paired cells for "assembled", 4 best-thread cells, 28 head-vs-base time cells
+    assert len(e.comparisons) == 8 + 4 + 28
+    assert "at base" in e.policy_source and base[:12] in e.policy_source
+
+
+def test_a_slow_assembled_kernel_is_rejected_naming_the_cells(store_url, tmp_path, repo):
+    path, base, head = repo
+    slow = {("g1_walk", 32768, 1), ("g1_walk", 32768, 2)}
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "b",
+            head,
+            paired_effect=lambda c: (
+                1.25 if (c["task"], c["num_envs"], c["threads"]) in slow and c["impl"] == "assembled" else 1.0
+            ),
+        ),
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    failed = {
+        (c.task, c.num_envs, c.threads) for c in _by_decision(e, "fail") if c.kind == "impl_vs_baseline"
+    }
+    assert failed == slow
+    assert all(
+        1.2 < c.ratio < 1.3 and c.low > 1.03 for c in _by_decision(e, "fail") if c.kind == "impl_vs_baseline"
+    )
+
+
+def test_extra_impls_only_add_checks(store_url, tmp_path, repo):
+    """--impl assembled_generic judges the generic kernel too; a 3x slower one is rejected."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "b", head, paired_effect=lambda c: 3.0 if c["impl"] == "assembled_generic" else 1.0
+        ),
+    )
+    assert _evaluate(store_url, path, base, head).verdict == "approve"
+    e = _evaluate(store_url, path, base, head, extra_impls=["assembled_generic"])
+    assert e.verdict == "reject"
+    assert {c.impl for c in _by_decision(e, "fail")} == {"assembled_generic"}
+
+
+def test_head_slower_than_base_is_rejected(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "b",
+            head,
+            slow=lambda c: 1.2 if c["impl"] == "handwritten" and c["threads"] == 1 else 1.0,
+        ),
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    failed = {(c.kind, c.impl, c.threads) for c in _by_decision(e, "fail")}
+    assert failed == {("head_vs_base", "handwritten", 1)}
+
+
+def test_a_parity_failure_rejects_whatever_the_timings(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(
+        store_url, _measure(tmp_path / "b", head, failed=frozenset({("g1_motion", "assembled", 4096, 2)}))
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    [*rows] = [c for c in _by_decision(e, "fail") if c.kind == "correctness"]
+    assert {(c.task, c.impl, c.num_envs, c.threads) for c in rows} == {("g1_motion", "assembled", 4096, 2)}
+
+
+def test_missing_data_is_an_error_never_an_approval(store_url, tmp_path, repo):
+    path, base, head = repo
+    assert _evaluate(store_url, path, base, head).verdict == "error"  # nothing measured at all
+    _ingest(store_url, _measure(tmp_path / "b", head))
+    e = _evaluate(store_url, path, base, head)  # base never measured
+    assert e.verdict == "error"
+    assert any("base" in c.reason and c.decision == "error" for c in e.comparisons)
+
+
+def test_a_required_machine_without_results_is_an_error(store_url, tmp_path):
+    path = tmp_path / "repo"
+    base = gitrepo.commit(path, policy=POLICY + 'required_machines = ["runner-1", "runner-2"]\n')
+    head = gitrepo.commit(path)
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(store_url, _measure(tmp_path / "b", head))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "error"
+    [missing] = [c for c in e.comparisons if c.kind == "machine"]
+    assert missing.machine == "runner-2" and missing.decision == "error"
+
+
+def _one_cell(c):
+    return (c["task"], c["impl"], c["num_envs"], c["threads"]) == ("g1_walk", "assembled", 4096, 1)
+
+
+def test_a_cell_without_paired_samples_is_an_error(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(store_url, _measure(tmp_path / "b", head, skip_pairs=_one_cell))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "error"
+    [row] = _by_decision(e, "error")
+    assert (row.kind, row.task, row.impl, row.num_envs, row.threads) == (
+        "impl_vs_baseline",
+        "g1_walk",
+        "assembled",
+        4096,
+        1,
+    )
+    assert "no paired samples" in row.reason
+
+
+def test_a_cell_the_head_stopped_measuring_is_an_error(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(store_url, _measure(tmp_path / "b", head, skip=_one_cell))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "error"
+    reasons = {(c.kind, c.reason) for c in _by_decision(e, "error")}
+    assert ("head_vs_base", "measured on base but not on head") in reasons
+    assert any(kind == "impl_vs_baseline" and "no paired samples" in r for kind, r in reasons)
+
+
+def test_the_policy_comes_from_the_base_commit_not_the_head(store_url, tmp_path):
+    """A PR that relaxes the margin to 50% is still judged by the base's 3%."""
+    path = tmp_path / "repo"
+    base = gitrepo.commit(path, policy=POLICY)
+    head = gitrepo.commit(path, policy='compare = ["assembled"]\nmargin = 0.5\n', message="relax the gate")
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(
+        store_url,
+        _measure(tmp_path / "b", head, paired_effect=lambda c: 1.2 if c["impl"] == "assembled" else 1.0),
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    assert e.policy["margin"] == 0.03 and base[:12] in e.policy_source
+
+
+def test_calibration_raises_the_margin_of_cross_process_cells(store_url, tmp_path, repo):
+    path, base, head = repo
+    aa = gitrepo.commit(path, message="A/A: same tree as head")
+    noisy = lambda c: 1.15 if c["threads"] == 2 else 1.0  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "a", head, seed=3))
+    _ingest(store_url, _measure(tmp_path / "b", aa, slow=noisy, seed=4))
+    with db.transaction(store_url) as session:
+        floors = calibrate(session, base_sha=head, head_sha=aa)
+    assert floors[("runner-1", 2)].noise_floor > 0.10 > floors[("runner-1", 1)].noise_floor
+    _ingest(store_url, _measure(tmp_path / "c", base, seed=5))
+    e = _evaluate(store_url, path, base, aa)
+    two = [c for c in e.comparisons if c.kind == "head_vs_base" and c.threads == 2]
+    assert two and all(c.margin > 0.10 and "noise floor" in c.reason and c.decision != "fail" for c in two)
+
+
+def test_cli_gate_exit_codes_and_json(tmp_path, repo, monkeypatch, capsys):
+    path, base, head = repo
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    monkeypatch.setenv("FUSEGATE_REPO", str(path))
+    _measure(tmp_path / "m", base)
+    results = _measure(tmp_path / "m", head, paired_effect=lambda c: 1.3 if c["impl"] == "assembled" else 1.0)
+    code = cli.main(
+        ["gate", "--base", base, "--head", "main", "--results", str(results), "--db", url, "--json"]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["verdict"] == "reject" and out["head_sha"] == head
+    assert (
+        cli.main(["gate", "--base", base, "--head", head, "--db", url, "--results", str(tmp_path / "none")])
+        == 1
+    )
+    assert "REJECT" in capsys.readouterr().out
+    assert cli.main(["gate", "--base", "no-such-ref", "--db", url]) == 2
+    assert "cannot resolve 'no-such-ref'" in capsys.readouterr().err
