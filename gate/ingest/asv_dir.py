@@ -8,11 +8,17 @@ from pathlib import Path
 from gate.ingest.bundle import BUNDLE_FORMAT, Bundle, IngestError
 
 
-def _json(path: Path, root: Path):
+def _text(path: Path, root: Path) -> str:
     try:
-        return json.loads(path.read_text())
+        return path.read_text()
     except OSError as exc:
         raise IngestError(str(path.relative_to(root)), "(file)", f"cannot read: {exc.strerror}") from None
+
+
+def _json(path: Path, root: Path):
+    text = _text(path, root)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(
             str(path.relative_to(root)), f"(line {exc.lineno})", f"not JSON: {exc.msg}"
@@ -48,18 +54,21 @@ def read(results: Path, *, sidecar: Path | None = None) -> list[Bundle]:
     bundles = []
     for machine_json in sorted(results.glob("*/machine.json")):
         files = [
-            {"path": str(p.relative_to(results)), "data": _json(p, results)}
+            {"path": str(p.relative_to(results)), "text": _text(p, results)}
             for p in sorted(machine_json.parent.glob("*.json"))
             if p.name != "machine.json"
         ]
         if files:
+            prefixes = {
+                Path(f["path"]).name.split("-", 1)[0] for f in files
+            }  # asv names files <commit8>-<env>
             bundles.append(
                 Bundle(
                     format=BUNDLE_FORMAT,
                     machine=_json(machine_json, results),
                     benchmarks=benchmarks,
                     results=files,
-                    sidecar=records,
+                    sidecar=[r for r in records if str(r.get("commit", ""))[:8] in prefixes],
                 )
             )
     if not bundles:

@@ -49,7 +49,19 @@ class ResultFile(BaseModel):
     path: str = Field(
         description="the file's path relative to the results directory, e.g. 'host/abc12345-env.json'"
     )
-    data: dict[str, Any] = Field(description="the asv result file's JSON, as asv wrote it")
+    text: str = Field(
+        description="the asv result file's text as asv wrote it: asv writes NaN for skipped benchmarks, which "
+        "JSON proper cannot carry, and null for failed ones, so the file travels unparsed"
+    )
+
+    def data(self) -> dict:
+        try:
+            data = json.loads(self.text)
+        except json.JSONDecodeError as exc:
+            raise IngestError(self.path, f"(line {exc.lineno})", f"not JSON: {exc.msg}") from None
+        if not isinstance(data, dict):
+            raise IngestError(self.path, "(file)", f"expected a JSON object, got {type(data).__name__}")
+        return data
 
 
 class Bundle(BaseModel):
@@ -251,7 +263,7 @@ def runs(bundle: Bundle) -> list[RunRecord]:
     sidecar = _sidecar_records(bundle)
     out = []
     for result_file in bundle.results:
-        file, data = result_file.path, result_file.data
+        file, data = result_file.path, result_file.data()
         version = data.get("version")
         if version != ASV_RESULTS_VERSION:
             raise IngestError(

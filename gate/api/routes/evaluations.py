@@ -17,7 +17,7 @@ def _sha(request: Request, ref: str) -> str:
     try:
         return policy.resolve(request.app.state.repo, ref)
     except policy.PolicyError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
 
 
 @router.post("/api/evaluations", status_code=status.HTTP_201_CREATED, responses={422: {"model": Problem}})
@@ -34,7 +34,7 @@ def trigger(body: EvaluationRequest, request: Request, session: SessionDep) -> E
 def list_evaluations(session: SessionDep, limit: int = 50) -> list[EvaluationSummary]:
     """Stored evaluations, newest first."""
     if not 1 <= limit <= 500:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"limit must be in 1..500, got {limit}")
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"limit must be in 1..500, got {limit}")
     return [EvaluationSummary.model_validate(e) for e, _, _ in queries.evaluations(session, limit=limit)]
 
 

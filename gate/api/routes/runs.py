@@ -27,7 +27,7 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
     try:
         runs = bundles.runs(body)
     except bundles.IngestError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
     url = request.app.state.database_url
     with db.transaction(url) as session:
         report = queries.ingest_runs(session, runs=runs)
@@ -51,7 +51,7 @@ def list_runs(
 ) -> list[RunOut]:
     """Stored runs, newest first."""
     if not 1 <= limit <= 1000:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"limit must be in 1..1000, got {limit}")
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"limit must be in 1..1000, got {limit}")
     return [
         RunOut(
             id=run.id,

@@ -1,0 +1,129 @@
+"""The gate service over HTTP: uploads (auth, validation, idempotency, concurrency), evaluations, reads."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+from sqlalchemy import func, select
+
+from gate.ingest import asv_dir
+from gate.store import db
+from gate.store.models import Result, Run
+from tests.gate.test_evaluate import _measure
+
+
+def _bundle(tmp_path, commit, **kw) -> dict:
+    [b] = asv_dir.read(_measure(tmp_path, commit, **kw))
+    return b.model_dump()
+
+
+def _counts(url) -> tuple[int, int]:
+    with db.transaction(url) as session:
+        return (
+            session.scalar(select(func.count()).select_from(Run)),
+            session.scalar(select(func.count()).select_from(Result)),
+        )
+
+
+def test_health_and_openapi(client):
+    assert client.get("/api/health").json() == {"status": "ok"}
+    spec = client.get("/openapi.json").json()
+    assert {"/api/runs", "/api/evaluations", "/api/verdicts/{base}/{head}", "/api/machines"} <= set(
+        spec["paths"]
+    )
+    assert client.get("/docs").status_code == 200
+
+
+def test_upload_then_evaluate_then_read(client, service, tmp_path):
+    _, _, (_, base, head) = service
+    assert client.post("/api/runs", json=_bundle(tmp_path / "a", base)).status_code == 201
+    r = client.post("/api/runs", json=_bundle(tmp_path / "b", head))
+    assert r.status_code == 201 and r.json()["stored"] == 1
+    e = client.post("/api/evaluations", json={"base": base, "head": "HEAD"})
+    assert e.status_code == 201, e.text
+    body = e.json()
+    assert body["verdict"] == "approve" and body["head_sha"] == head and "at base" in body["policy_source"]
+    read = client.get(f"/api/verdicts/{base}/{head}").json()
+    assert read["id"] == body["id"] and read["comparisons"] == body["comparisons"]
+    assert client.get(f"/api/evaluations/{body['id']}").json()["verdict"] == "approve"
+    assert [m["name"] for m in client.get("/api/machines").json()] == ["runner-1"]
+    assert {r["commit"] for r in client.get("/api/runs").json()} == {base, head}
+
+
+def test_results_arriving_recompute_stored_verdicts(client, service, tmp_path):
+    """An evaluation that waited for a machine is recomputed when that machine's results arrive."""
+    _, _, (_, base, head) = service
+    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
+    assert client.post("/api/evaluations", json={"base": base, "head": head}).json()["verdict"] == "error"
+    r = client.post(
+        "/api/runs",
+        json=_bundle(tmp_path / "b", head, paired_effect=lambda c: 1.4 if c["impl"] == "assembled" else 1.0),
+    )
+    [recomputed] = r.json()["evaluations"]
+    assert recomputed["verdict"] == "reject"
+    assert client.get(f"/api/verdicts/{base}/{head}").json()["verdict"] == "reject"
+
+
+def test_bad_or_missing_token_is_401_and_stores_nothing(service, tmp_path):
+    base_url, url, (_, base, _) = service
+    bundle = _bundle(tmp_path, base)
+    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic abc"}):
+        r = httpx.post(f"{base_url}/api/runs", json=bundle, headers=headers, timeout=30)
+        assert r.status_code == 401 and "token" in r.json()["detail"]
+    assert _counts(url) == (0, 0)
+
+
+def test_malformed_uploads_are_4xx_with_a_message_and_change_nothing(client, service, tmp_path):
+    _, url, (_, base, head) = service
+    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
+    before = _counts(url)
+    bad = _bundle(tmp_path / "b", head)
+    data = json.loads(bad["results"][0]["text"])
+    data["results"]["hot_slice.HotSlice.time_update_state"] = "oops"
+    bad["results"][0]["text"] = json.dumps(data)
+    r = client.post("/api/runs", json=bad)
+    assert r.status_code == 422 and "expected a list of columns" in r.json()["detail"]
+    assert bad["results"][0]["path"] in r.json()["detail"]
+    r = client.post("/api/runs", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and r.json()["detail"]
+    r = client.post(
+        "/api/runs", json={"format": 2, "machine": {}, "benchmarks": {}, "results": [], "sidecar": []}
+    )
+    assert r.status_code == 422
+    assert _counts(url) == before
+
+
+def test_a_duplicate_upload_is_stored_once(client, service, tmp_path):
+    _, url, (_, base, _) = service
+    bundle = _bundle(tmp_path, base)
+    first, second = (client.post("/api/runs", json=bundle).json() for _ in range(2))
+    assert (first["stored"], second["stored"], second["unchanged"]) == (1, 0, 1)
+    assert _counts(url)[0] == 1
+
+
+def test_twenty_concurrent_uploads_all_land_once(service, tmp_path):
+    """20 distinct runs (plus a duplicate of each) posted concurrently: 20 runs stored, none lost or doubled."""
+    base_url, url, (_, base, _) = service
+    bundles = [_bundle(tmp_path / f"m{i}", base, machine=f"runner-{i:02d}", seed=i) for i in range(20)]
+    payloads = [json.dumps(b) for b in bundles] * 2
+    headers = {"Authorization": "Bearer fg_test-token", "Content-Type": "application/json"}
+
+    def post(body: str) -> int:
+        return httpx.post(f"{base_url}/api/runs", content=body, headers=headers, timeout=120).status_code
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        codes = list(pool.map(post, payloads))
+    assert codes == [201] * 40
+    runs, results = _counts(url)
+    assert runs == 20 and results == 20 * 52
+
+
+def test_unknown_refs_and_ids_are_clear_4xx(client, service):
+    r = client.post("/api/evaluations", json={"base": "no-such-branch", "head": "HEAD"})
+    assert r.status_code == 422 and "cannot resolve 'no-such-branch'" in r.json()["detail"]
+    assert client.get("/api/evaluations/999").status_code == 404
+    _, _, (_, base, head) = service
+    r = client.get(f"/api/verdicts/{base}/{head}")
+    assert r.status_code == 404 and "POST /api/evaluations" in r.json()["detail"]
