@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -116,12 +117,26 @@ def sidecar_line(kind: str, record: dict, *, commit: str, env: str, applied: App
     }
 
 
+def measured_commit() -> str:
+    """The commit this benchmark process measures.
+
+    asv 0.6 does not pass ``ASV_COMMIT`` to benchmark processes; it records the commit it installed in the
+    environment's ``asv-install-status.json`` (the environment is ``sys.prefix``). With ``-E existing`` there is
+    no such file and the driver sets ``ASV_COMMIT`` itself (``fusegate run`` does).
+    """
+    if os.environ.get("ASV_COMMIT"):
+        return os.environ["ASV_COMMIT"]
+    try:
+        return json.loads((Path(sys.prefix) / "asv-install-status.json").read_text())["commit_hash"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "working-tree"
+
+
 def write_sidecar(kind: str, record: dict) -> Path:
     """Append one JSON line for the commit asv is measuring to ``.asv/fusegate/<commit>/<kind>.jsonl``."""
-    commit = os.environ.get("ASV_COMMIT", "working-tree")
-    line = sidecar_line(
-        kind, record, commit=commit, env=os.environ.get("ASV_ENV_NAME", "existing"), applied=place()
-    )
+    commit = measured_commit()
+    env = os.environ.get("ASV_ENV_NAME") or Path(sys.prefix).name
+    line = sidecar_line(kind, record, commit=commit, env=env, applied=place())
     directory = ROOT / ".asv" / "fusegate" / commit[:8]
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{kind}.jsonl"

@@ -189,20 +189,11 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """The main job: this machine's kernel benchmark table, every task and implementation."""
-    return _bench_and_print(args, list(kernels.TASKS), list(kernels.IMPLS))
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fusegate", description="Performance-regression gate for fused RL-environment kernels."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    run = commands.add_parser("run", help="the main job: benchmark every kernel on this machine")
-    _bench_options(run, repeats=15)
-    run.set_defaults(func=cmd_run)
 
     kernels_cmd = commands.add_parser("kernels", help="check and time the update_state kernels")
     kernel_commands = kernels_cmd.add_subparsers(dest="kernels_command", required=True, metavar="COMMAND")

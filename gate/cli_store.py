@@ -6,6 +6,8 @@ import argparse
 import json
 import os
 import secrets
+import subprocess
+import sys
 from pathlib import Path
 
 from gate import render
@@ -145,6 +147,65 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _asv(*args: str, env: dict | None = None) -> int:
+    return subprocess.run([sys.executable, "-m", "asv", *args], env=env, check=False).returncode
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The main job: quick asv suites on HEAD -> the store -> the verdict -> the service on localhost."""
+    from gate import policy
+    from gate.api.schemas import EvaluationOut
+    from gate.evaluate import EXIT_CODES, Verdict, evaluate_and_store
+    from gate.store import db, queries
+
+    repo = _repo()
+    head = policy.resolve(repo, "HEAD")
+    console = render.console(stderr=True)
+    if subprocess.run(["git", "-C", str(repo), "diff", "--quiet", "HEAD"], check=False).returncode:
+        console.print(
+            f"[yellow]the working tree differs from HEAD; its results are recorded as {head[:12]}[/]"
+        )
+    if not (Path.home() / ".asv-machine.json").exists():
+        _asv("machine", "--yes")
+    url = _url(args)
+    if not args.no_bench:
+        console.print(
+            f"[bold]1/3[/] asv quick profile on HEAD {head[:12]} (hot slice timings and paired ratios)"
+        )
+        env = {
+            **os.environ,
+            "ASV_COMMIT": head,
+            "FUSEGATE_BENCH_PROFILE": os.environ.get("FUSEGATE_BENCH_PROFILE", "quick"),
+        }
+        code = _asv(
+            "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", head, "--record-samples",
+            "--bench", r"^hot_slice\.(HotSlice|Paired)\.", env=env,
+        )  # fmt: skip
+        if code not in (0, 2):  # 2: a benchmark failed; the gate reports it as a correctness failure
+            raise ValueError(f"asv run exited with {code}; see its output above")
+    console.print(f"[bold]2/3[/] results into {url}")
+    for machine, report in ingest_dir(url, Path(args.results)):
+        console.print(f"  {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged")
+    base = policy.resolve(repo, args.base) if args.base else head
+    with db.transaction(url) as session:
+        if base != head and not queries.summaries(session, commit_sha=base):
+            console.print(f"  base {args.base} ({base[:12]}) has no results yet: judging HEAD's kernels only")
+            base = head
+        evaluation = EvaluationOut.model_validate(
+            evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head)
+        )
+    out = render.console()
+    out.print(render.verdict_table(evaluation))
+    for line in render.verdict_lines(evaluation):
+        out.print(line)
+    if not args.no_serve:
+        console.print(
+            f"[bold]3/3[/] verdict {evaluation.verdict}; the service: http://{args.host}:{args.port}/docs"
+        )
+        cmd_serve(args)
+    return EXIT_CODES[Verdict(evaluation.verdict)]
+
+
 def _db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
@@ -154,6 +215,25 @@ def _db_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_commands(commands) -> None:
+    run = commands.add_parser(
+        "run",
+        help="the main job: quick benchmarks of HEAD -> the store -> the verdict -> the service on localhost",
+    )
+    run.add_argument(
+        "--base", default="main", help="compare against this commit if it has results (default main)"
+    )
+    run.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR", help="asv results_dir")
+    run.add_argument(
+        "--no-bench", action="store_true", help="skip the benchmarks: ingest and judge what is there"
+    )
+    run.add_argument(
+        "--no-serve", action="store_true", help="exit with the verdict's code instead of serving"
+    )
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=8000)
+    _db_option(run)
+    run.set_defaults(func=cmd_run)
+
     ingest = commands.add_parser(
         "ingest", help="store asv results (and the fusegate sidecar) in the results store"
     )

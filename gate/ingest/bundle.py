@@ -126,7 +126,7 @@ def _placement_of(records: list[dict], file: str) -> tuple[dict, dict, dict]:
         raise IngestError(
             file,
             "sidecar",
-            "no fusegate sidecar record for this commit and environment; placement and fingerprints are "
+            "no fusegate sidecar record for this commit; placement and fingerprints are "
             "required with every result (run the suites from this repository so benchmarks/_common.py writes "
             ".asv/fusegate/<commit>/*.jsonl, and include that directory)",
         )
@@ -135,15 +135,16 @@ def _placement_of(records: list[dict], file: str) -> tuple[dict, dict, dict]:
         raise IngestError(
             file,
             "sidecar.placement",
-            f"{len(placements)} different placements for one asv environment; results of different placements "
+            f"{len(placements)} different placements for one commit; results of different placements "
             "must not mix: run each placement under its own asv machine name (asv run --machine NAME-PLACEMENT)",
         )
     first = records[0]
     return first["placement"], first["machine"], first["software"]
 
 
-def _sidecar_records(bundle: Bundle) -> dict[tuple[str, str], list[dict]]:
-    by_run: dict[tuple[str, str], list[dict]] = {}
+def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
+    """Sidecar records by commit (asv's matrix here is one environment per commit and machine)."""
+    by_commit: dict[str, list[dict]] = {}
     for number, record in enumerate(bundle.sidecar):
         where = f"sidecar[{number}]"
         if record.get("format") != SIDECAR_FORMAT:
@@ -151,7 +152,7 @@ def _sidecar_records(bundle: Bundle) -> dict[tuple[str, str], list[dict]]:
                 where, "format", f"expected sidecar format {SIDECAR_FORMAT}, got {record.get('format')!r}"
             )
         commit = _need(record, "commit", str, where)
-        env = _need(record, "env", str, where)
+        _need(record, "env", str, where)
         _need(record, "placement", dict, where)
         _need(record, "machine", dict, where)
         _need(record, "software", dict, where)
@@ -169,8 +170,8 @@ def _sidecar_records(bundle: Bundle) -> dict[tuple[str, str], list[dict]]:
                         raise IngestError(
                             where, f"pairs[{i}].{key}", f"a time must be positive and finite, got {value}"
                         )
-        by_run.setdefault((commit, env), []).append(record)
-    return by_run
+        by_commit.setdefault(commit, []).append(record)
+    return by_commit
 
 
 def _benchmark_params(bundle: Bundle) -> dict[str, tuple[str, ...]]:
@@ -290,7 +291,7 @@ def runs(bundle: Bundle) -> list[RunRecord]:
             row = dict(zip(columns, raw, strict=False))
             unit = bundle.benchmarks[name].get("unit", "seconds")
             results.extend(_results(name, row, params[name], file, unit))
-        records = sidecar.get((commit, env_name), [])
+        records = sidecar.get(commit, [])
         placement, fingerprint, software = _placement_of(records, file)
         results.extend(_paired_results(records))
         # A paired benchmark asv recorded as failed (parity or construction) has no sidecar record: keep the failure.

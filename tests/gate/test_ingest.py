@@ -109,7 +109,7 @@ def _corrupt(results_dir, mutate):
             f"results.{bundle.TIME}.result",
             "expected 32",
         ),
-        (lambda d: d.update(env_name="other-env"), "sidecar", "no fusegate sidecar record"),
+        (lambda d: d.update(commit_hash="ef" * 20), "sidecar", "no fusegate sidecar record"),
     ],
 )
 def test_a_malformed_file_is_rejected_naming_file_and_field(store_url, tmp_path, mutate, field, says):
