@@ -179,7 +179,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         }
         code = _asv(
             "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", head, "--record-samples",
-            "--bench", r"^hot_slice\.(HotSlice|Paired)\.", env=env,
+            "-a", f"rounds={args.rounds}", "--bench", r"^hot_slice\.(HotSlice|Paired)\.", env=env,
         )  # fmt: skip
         if code not in (0, 2):  # 2: a benchmark failed; the gate reports it as a correctness failure
             raise ValueError(f"asv run exited with {code}; see its output above")
@@ -206,6 +206,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_CODES[Verdict(evaluation.verdict)]
 
 
+def cmd_store_bench(args: argparse.Namespace) -> int:
+    """Fill a store to --results (if it holds fewer) and time complete evaluations of a 200-cell PR on it."""
+    from gate.store import db, queries, scale
+
+    url = _url(args)
+    with db.transaction(url) as session:
+        have = queries.count_results(session)
+    console = render.console(stderr=True)
+    if have < args.results:
+        if have:
+            raise ValueError(
+                f"{url} holds {have} results, fewer than --results {args.results}; use an empty store"
+            )
+        console.print(f"filling {url} with {args.results} results through the ingest path")
+        commits = scale.fill(
+            url, results=args.results, progress=lambda n: console.print(f"  {n} results", end="\r")
+        )
+    else:
+        commits = scale.fill_commits(url)
+    with db.transaction(url) as session:
+        total = queries.count_results(session)
+    row = scale.time_evaluations(
+        url, repo=_repo(), base=commits["base"], head=commits["head"], repeats=args.repeats
+    )
+    row = {"results_in_store": total, **row}
+    if args.json:
+        print(json.dumps(row, indent=2))
+    else:
+        render.console().print(render.store_bench_table(row, url))
+    return 0
+
+
 def _db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
@@ -223,6 +255,9 @@ def add_commands(commands) -> None:
         "--base", default="main", help="compare against this commit if it has results (default main)"
     )
     run.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR", help="asv results_dir")
+    run.add_argument(
+        "--rounds", type=int, default=3, help="benchmark processes per cell (asv -a rounds=N; default 3)"
+    )
     run.add_argument(
         "--no-bench", action="store_true", help="skip the benchmarks: ingest and judge what is there"
     )
@@ -302,6 +337,17 @@ def add_commands(commands) -> None:
     revoke.add_argument("name")
     _db_option(revoke)
     revoke.set_defaults(func=cmd_token_revoke)
+
+    store = commands.add_parser("store", help="results store at scale")
+    store_commands = store.add_subparsers(dest="store_command", required=True, metavar="COMMAND")
+    sb = store_commands.add_parser(
+        "bench", help="fill a store and time complete evaluations of a 200-cell PR on it"
+    )
+    sb.add_argument("--results", type=int, default=100_000, help="results in the store (default 100000)")
+    sb.add_argument("--repeats", type=int, default=30, help="evaluations timed (default 30)")
+    sb.add_argument("--json", action="store_true")
+    _db_option(sb)
+    sb.set_defaults(func=cmd_store_bench)
 
     dbp = commands.add_parser("db", help="the results store")
     db_commands = dbp.add_subparsers(dest="db_command", required=True, metavar="COMMAND")

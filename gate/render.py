@@ -201,3 +201,19 @@ def verdict_table(evaluation) -> Table:
 def verdict_lines(evaluation) -> list[str]:
     style = _VERDICT_STYLE.get(evaluation.verdict, "")
     return [f"[{style}]verdict: {evaluation.verdict.upper()}[/]", *(f"  {r}" for r in evaluation.reasons)]
+
+
+def store_bench_table(row: dict, url: str) -> Table:
+    table = Table(title=f"Evaluation of one PR against a filled store ({url})")
+    for col in ("results in store", "cells", "verdict", "repeats", "median ms", "p95 ms", "max ms"):
+        table.add_column(col, justify="right")
+    table.add_row(
+        f"{row['results_in_store']:,}",
+        str(row["cells"]),
+        row["verdict"],
+        str(row["repeats"]),
+        f"{row['median_ms']:.1f}",
+        f"{row['p95_ms']:.1f}",
+        f"{row['max_ms']:.1f}",
+    )
+    return table

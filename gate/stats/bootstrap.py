@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-RESAMPLES = 2000
+RESAMPLES = 1000  # Efron & Tibshirani: >= 1000 for percentile intervals; 2000 cost 3.6x (cache)
 
 
 def _stack(groups: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,7 @@ GRID_PARAMS = {
     "num_envs": [4096, 32768],
     "threads": [1, 2],
 }
-PAIRED_IMPLS = ["numpy", "assembled", "assembled_generic"]
+PAIRED_IMPLS = ["assembled", "assembled_generic"]
 ENV = "virtualenv-py3.11"
 
 

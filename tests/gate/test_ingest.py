@@ -53,14 +53,14 @@ def test_results_land_with_samples_placement_and_summaries(store_url, tmp_path):
         rows = session.scalars(select(Result)).all()
         paired = [r for r in rows if r.benchmark == bundle.PAIRED]
         times = [r for r in rows if r.benchmark == bundle.TIME]
-        # 2 tasks x 3 impls x 2 N x 2 threads paired cells, each with one sample list per process
-        assert len(paired) == 24 and all(len(r.samples) == 2 and len(r.samples[0]) == 40 for r in paired)
+        # 2 tasks x 2 impls x 2 N x 2 threads paired cells, each with one sample list per process
+        assert len(paired) == 16 and all(len(r.samples) == 2 and len(r.samples[0]) == 40 for r in paired)
         # numpy at 2 threads was skipped (NaN in asv): not a cell
         assert len(times) == 28 and all(len(r.samples[0]) == 20 for r in times)
         [(_run, machine, sha, placement)] = queries.runs(session)
         assert (machine, sha) == ("runner-1", HEAD) and "cpus=" in placement
         cells = queries.summaries(session, commit_sha=HEAD)
-        assert len(cells) == 52 and all(c.status == "ok" for _, _, c in cells)
+        assert len(cells) == 44 and all(c.status == "ok" for _, _, c in cells)
 
 
 def test_the_same_files_twice_are_stored_once(store_url, tmp_path):
@@ -68,7 +68,7 @@ def test_the_same_files_twice_are_stored_once(store_url, tmp_path):
     _ingest(store_url, results)
     [again] = _ingest(store_url, results)
     assert again.stored == 0 and again.unchanged == 1
-    assert _count(store_url, Run) == 1 and _count(store_url, Result) == 52
+    assert _count(store_url, Run) == 1 and _count(store_url, Result) == 44
 
 
 def test_a_rewritten_result_file_replaces_the_run(store_url, tmp_path):
@@ -76,7 +76,7 @@ def test_a_rewritten_result_file_replaces_the_run(store_url, tmp_path):
     shutil.rmtree(tmp_path / "fusegate")
     [report] = _ingest(store_url, _write(tmp_path, seed=1))  # asv measured the commit again
     assert report.stored == 1
-    assert _count(store_url, Run) == 1 and _count(store_url, Result) == 52
+    assert _count(store_url, Run) == 1 and _count(store_url, Result) == 44
 
 
 def test_a_failed_benchmark_is_kept_as_a_failure(store_url, tmp_path):

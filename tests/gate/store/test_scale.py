@@ -1,0 +1,25 @@
+"""The store at scale: the fill goes through ingest, and a filled store's PR evaluation covers ~200 cells."""
+
+import json
+
+from gate import cli
+from gate.store import db, queries, scale
+
+
+def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):
+    commits = scale.fill(store_url, results=2 * 4 * scale.RESULTS_PER_RUN + scale.RESULTS_PER_RUN)
+    with db.transaction(store_url) as session:
+        assert queries.count_results(session) == commits["results"] == 9 * scale.RESULTS_PER_RUN
+    assert scale.fill_commits(store_url) == {"base": commits["base"], "head": commits["head"]}
+    assert (
+        cli.main(["store", "bench", "--db", store_url, "--results", "1000", "--repeats", "2", "--json"]) == 0
+    )
+    row = json.loads(capsys.readouterr().out)
+    # assembled + assembled_generic vs hand-written (32 + 32), best threads (16 + 16), head vs base (112)
+    assert row["cells"] == 208 and row["results_in_store"] == 9 * scale.RESULTS_PER_RUN
+    assert row["verdict"] == "reject"  # the generic kernel is 2.8x the hand-written one in the fill
+    assert 0 < row["median_ms"] <= row["p95_ms"] <= row["max_ms"]
+
+
+def test_bench_refuses_a_store_that_is_not_a_fill(store_url):
+    assert cli.main(["store", "bench", "--db", store_url, "--results", "0", "--repeats", "1"]) == 2
