@@ -188,7 +188,16 @@ def _benchmark_params(bundle: Bundle) -> dict[str, tuple[str, ...]]:
     return names
 
 
-def _results(name: str, row: dict, param_names: tuple[str, ...], file: str, unit: str) -> list[ResultRecord]:
+def _per_process(samples: list[float], repeat) -> list[list[float]]:
+    """asv's samples of a cell split back into one list per round (process), when asv took a fixed count each."""
+    if isinstance(repeat, int) and repeat > 0 and len(samples) > repeat and len(samples) % repeat == 0:
+        return [samples[i : i + repeat] for i in range(0, len(samples), repeat)]
+    return [samples]
+
+
+def _results(
+    name: str, row: dict, param_names: tuple[str, ...], file: str, unit: str, repeat=None
+) -> list[ResultRecord]:
     where = f"results.{name}."
     params = row.get("params")
     if not isinstance(params, list) or len(params) != len(param_names):
@@ -214,7 +223,8 @@ def _results(name: str, row: dict, param_names: tuple[str, ...], file: str, unit
         if value is not None and not isinstance(value, (int, float)):
             raise IngestError(file, f"{where}result", f"not a number: {value!r:.80}")
         if sample is not None and (
-            not isinstance(sample, list) or not all(isinstance(s, (int, float)) and s > 0 for s in sample)
+            not isinstance(sample, list)
+            or not all(isinstance(s, (int, float)) and 0 < s < math.inf for s in sample)
         ):
             raise IngestError(file, f"{where}samples", f"samples of {combo} must be positive numbers")
         p = dict(zip(param_names, combo, strict=True))
@@ -228,7 +238,7 @@ def _results(name: str, row: dict, param_names: tuple[str, ...], file: str, unit
                 status="failed" if value is None else "ok",
                 unit=unit,
                 value=None if value is None else float(value),
-                samples=[sample] if sample else [],
+                samples=_per_process(sample, repeat) if sample else [],
             )
         )
     return out
@@ -262,6 +272,7 @@ def runs(bundle: Bundle) -> list[RunRecord]:
     machine_name = _need(bundle.machine, "machine", str, "machine.json")
     params = _benchmark_params(bundle)
     sidecar = _sidecar_records(bundle)
+    seen: dict[str, str] = {}
     out = []
     for result_file in bundle.results:
         file, data = result_file.path, result_file.data()
@@ -289,8 +300,18 @@ def runs(bundle: Bundle) -> list[RunRecord]:
             if not isinstance(raw, list):
                 raise IngestError(file, f"results.{name}", "expected a list of columns")
             row = dict(zip(columns, raw, strict=False))
-            unit = bundle.benchmarks[name].get("unit", "seconds")
-            results.extend(_results(name, row, params[name], file, unit))
+            meta = bundle.benchmarks[name]
+            results.extend(
+                _results(name, row, params[name], file, meta.get("unit", "seconds"), meta.get("repeat"))
+            )
+        if commit in seen:
+            raise IngestError(
+                file,
+                "commit_hash",
+                f"{commit[:12]} was also measured in {seen[commit]}: the sidecar cannot tell two asv environments' "
+                "paired records apart; keep one environment per commit and machine",
+            )
+        seen[commit] = file
         records = sidecar.get(commit, [])
         placement, fingerprint, software = _placement_of(records, file)
         results.extend(_paired_results(records))

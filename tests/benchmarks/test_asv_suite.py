@@ -127,3 +127,16 @@ def test_suite_runs_once_and_writes_the_sidecar(tmp_path):
     assert line["placement"]["granted"]["mem"] == "local" and line["placement"]["granted"]["threads"] == 1
     assert line["machine"]["cpu_model"] and line["software"]["numba"]
     assert len(line["pairs"]) >= 40 and line["median_ratio"] == pytest.approx(ratio)
+
+
+def test_the_sidecar_finds_the_commit_where_asv_records_it(tmp_path, monkeypatch):
+    """asv 0.6 passes no ASV_COMMIT to benchmark processes; the environment it built records the commit."""
+    from benchmarks import _common
+
+    monkeypatch.delenv("ASV_COMMIT", raising=False)
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    assert _common.measured_commit() == "working-tree"
+    (tmp_path / "asv-install-status.json").write_text(json.dumps({"commit_hash": "ab" * 20, "version": 1}))
+    assert _common.measured_commit() == "ab" * 20
+    monkeypatch.setenv("ASV_COMMIT", "cd" * 20)  # set by a driver such as `fusegate run` (-E existing)
+    assert _common.measured_commit() == "cd" * 20
