@@ -28,16 +28,13 @@ def _url(args: argparse.Namespace) -> str:
 
 
 def ingest_dir(url: str, results: Path, sidecar: Path | None = None) -> list:
-    """Ingest every machine of an asv results directory, each machine's bundle in one transaction."""
+    """Ingest every machine of an asv results directory in one transaction: all of it or, on any error, none."""
     from gate.ingest import asv_dir, bundle
     from gate.store import db, queries
 
-    reports = []
-    for b in asv_dir.read(results, sidecar=sidecar):
-        runs = bundle.runs(b)
-        with db.transaction(url) as session:
-            reports.append((b.machine["machine"], queries.ingest_runs(session, runs=runs)))
-    return reports
+    validated = [(b.machine["machine"], bundle.runs(b)) for b in asv_dir.read(results, sidecar=sidecar)]
+    with db.transaction(url) as session:
+        return [(machine, queries.ingest_runs(session, runs=runs)) for machine, runs in validated]
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -49,17 +46,25 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
+def _commits(args: argparse.Namespace) -> tuple[str, Path, str, str]:
+    """(store URL, repository, base SHA, head SHA); ingests ``--results`` first when the command has it."""
     from gate import policy
-    from gate.api.schemas import EvaluationOut
-    from gate.evaluate import EXIT_CODES, Verdict, evaluate_and_store
-    from gate.store import db
 
     url = _url(args)
     repo = _repo()
     base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
-    if args.results and Path(args.results).is_dir():
-        ingest_dir(url, Path(args.results))
+    results = getattr(args, "results", None)
+    if results and Path(results).is_dir():
+        ingest_dir(url, Path(results))
+    return url, repo, base, head
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from gate.api.schemas import EvaluationOut
+    from gate.evaluate import EXIT_CODES, Verdict, evaluate_and_store
+    from gate.store import db
+
+    url, repo, base, head = _commits(args)
     with db.transaction(url) as session:
         evaluation = EvaluationOut.model_validate(
             evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl)
@@ -79,16 +84,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from gate.evaluate import calibrate
     from gate.store import db
 
-    url = _url(args)
-    repo = _repo()
-    base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
+    url, repo, base, head = _commits(args)
     if not policy.same_tree(repo, base, head) and not args.force:
         raise ValueError(
             f"{base[:12]} and {head[:12]} have different trees: an A/A calibration measures one build twice "
             "(commit an empty commit on top and measure both); --force skips this check"
         )
-    if args.results and Path(args.results).is_dir():
-        ingest_dir(url, Path(args.results))
     with db.transaction(url) as session:
         floors = calibrate(session, base_sha=base, head_sha=head)
     rows = [{"machine": m, "threads": t, **f.to_dict()} for (m, t), f in floors.items()]
@@ -100,6 +101,22 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                 f"{r['machine']} threads={r['threads']}: noise floor {r['noise_floor']:.1%}, "
                 f"minimum detectable effect {r['mde']:.1%} ({r['cells']} A/A cells)"
             )
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    """asv's rule vs the gate's on the same stored samples, with slowdowns injected into the head."""
+    from gate import policy, rules
+    from gate.store import db
+
+    url, repo, base, head = _commits(args)
+    pol, _ = policy.read_from_base(repo, base)
+    with db.transaction(url, write=False) as session:
+        rows = rules.compare(session, base_sha=base, head_sha=head, policy=pol, injections=args.inject)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        render.console().print(render.rules_table(rows, base, head))
     return 0
 
 
@@ -124,7 +141,7 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     url = _url(args)
     secret = "fg_" + secrets.token_urlsafe(32)
     with db.transaction(url) as session:
-        queries.create_token(session, name=args.name, secret=secret)
+        queries.create_token(session, name=args.name, secret=secret, machine=args.machine)
     print(secret)
     render.console(stderr=True).print(
         f"token {args.name!r} created; only its hash is stored, so keep it now (FUSEGATE_TOKEN on the runner)"
@@ -187,12 +204,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     for machine, report in ingest_dir(url, Path(args.results)):
         console.print(f"  {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged")
     base = policy.resolve(repo, args.base) if args.base else head
+    policy_sha = base  # the policy always comes from the requested base, even when its results are missing
     with db.transaction(url) as session:
         if base != head and not queries.summaries(session, commit_sha=base):
             console.print(f"  base {args.base} ({base[:12]}) has no results yet: judging HEAD's kernels only")
             base = head
         evaluation = EvaluationOut.model_validate(
-            evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head)
+            evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head, policy_sha=policy_sha)
         )
     out = render.console()
     out.print(render.verdict_table(evaluation))
@@ -236,6 +254,18 @@ def cmd_store_bench(args: argparse.Namespace) -> int:
     else:
         render.console().print(render.store_bench_table(row, url))
     return 0
+
+
+def _factors(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated factors such as 1,1.05,1.1, got {text!r}"
+        ) from None
+    if not values or any(not v > 0 for v in values):
+        raise argparse.ArgumentTypeError(f"factors must be positive, got {text!r}")
+    return values
 
 
 def _db_option(p: argparse.ArgumentParser) -> None:
@@ -321,6 +351,17 @@ def add_commands(commands) -> None:
     _db_option(cal)
     cal.set_defaults(func=cmd_calibrate)
 
+    rl = commands.add_parser(
+        "rules", help="asv's rule vs the gate's on stored samples, with injected slowdowns"
+    )
+    rl.add_argument("--base", required=True)
+    rl.add_argument("--head", required=True)
+    rl.add_argument("--inject", type=_factors, default=[1.0, 1.05, 1.1, 1.2], metavar="F[,F...]",
+                    help="slowdown factors applied to the head's samples (default 1,1.05,1.1,1.2)")  # fmt: skip
+    rl.add_argument("--json", action="store_true")
+    _db_option(rl)
+    rl.set_defaults(func=cmd_rules)
+
     serve = commands.add_parser("serve", help="run the gate service (FastAPI, uvicorn)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -331,6 +372,7 @@ def add_commands(commands) -> None:
     token_commands = token.add_subparsers(dest="token_command", required=True, metavar="COMMAND")
     create = token_commands.add_parser("create", help="create a token and print it once")
     create.add_argument("name", help="e.g. the runner's machine name")
+    create.add_argument("--machine", help="uploads only for this asv machine name (recommended for runners)")
     _db_option(create)
     create.set_defaults(func=cmd_token_create)
     revoke = token_commands.add_parser("revoke", help="revoke a token by name")

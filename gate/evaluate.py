@@ -15,6 +15,7 @@ is an error, never a pass: a required machine without results, a cell without sa
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from gate.policy import Policy
 from gate.stats import Decision
 from gate.store import queries
 from gate.store.models import CellSummary
+
+log = logging.getLogger("fusegate")
 
 
 class Verdict(StrEnum):
@@ -52,7 +55,15 @@ class Outcome:
 
 
 def _summary(c: CellSummary) -> stats.Summary:
-    return stats.Summary(center=c.center, se=c.se, low=c.low, high=c.high, samples=c.samples, groups=c.groups)
+    return stats.Summary(
+        center=c.center,
+        se=c.se,
+        low=c.low,
+        high=c.high,
+        samples=c.samples,
+        groups=c.groups,
+        between_se=c.between_se,
+    )
 
 
 def _row(**values) -> dict:
@@ -75,6 +86,7 @@ def _row(**values) -> dict:
 
 def _estimate_row(estimate: stats.Estimate, **values) -> dict:
     return _row(
+        fail_margin=estimate.fail_margin,
         ratio=estimate.ratio,
         low=estimate.low,
         high=estimate.high,
@@ -102,11 +114,12 @@ class _Floors:
     def __init__(self, session: Session, machines: Iterable[str]):
         self._by = {(m, c.design, c.threads): c for m, c in queries.calibrations(session, machines=machines)}
 
-    def margin(self, machine: str, threads: int, policy_margin: float) -> tuple[float, str]:
+    def fail_margin(self, machine: str, threads: int, margin: float) -> tuple[float, str]:
+        """The margin a cross-process fail must clear: the policy's, or the machine's A/A noise floor if larger."""
         cal = self._by.get((machine, "unpaired", threads))
-        if cal is None or cal.noise_floor <= policy_margin:
-            return policy_margin, ""
-        return cal.noise_floor, f"margin raised to the machine's A/A noise floor {cal.noise_floor:.1%}"
+        if cal is None or cal.noise_floor <= margin:
+            return margin, ""
+        return cal.noise_floor, f"a fail must clear the machine's A/A noise floor {cal.noise_floor:.1%}"
 
 
 def evaluate(
@@ -121,7 +134,7 @@ def evaluate(
     compare = tuple(dict.fromkeys((*policy.compare, *extra_impls)))
     head_cells = queries.summaries(session, commit_sha=head_sha)
     base_cells = queries.summaries(session, commit_sha=base_sha) if base_sha != head_sha else []
-    reported = sorted({m for m, _, _ in head_cells})
+    reported = sorted({m for m, _, _, _ in head_cells})
     required = list(policy.required_machines) or reported
     reasons = [
         f"policy: {policy_source}" + ("" if not extra_impls else f", plus --impl {', '.join(extra_impls)}")
@@ -144,36 +157,58 @@ def evaluate(
                 )
             )
     floors = _Floors(session, required)
-    base_by = defaultdict(dict)
-    for machine, placement, c in base_cells:
+    base_by: dict[tuple[str, str], dict] = defaultdict(dict)
+    for machine, placement, _label, c in base_cells:
         base_by[(machine, placement)][(c.benchmark, c.task, c.impl, c.num_envs, c.threads)] = c
-    head_by = defaultdict(dict)
-    for machine, placement, c in head_cells:
+    head_by: dict[tuple[str, str], dict] = defaultdict(dict)
+    labels = {}
+    for machine, placement, label, c in head_cells:
         if machine in required:
             head_by[(machine, placement)][(c.benchmark, c.task, c.impl, c.num_envs, c.threads)] = c
+            labels[placement] = label
     if base_sha == head_sha:
         reasons.append("base and head are the same commit: no head-vs-base comparison")
+    else:
+        rows += _hardware_changes(session, base_sha, head_sha, required)
     for (machine, placement), cells in sorted(head_by.items()):
-        rows += _correctness(machine, placement, cells)
-        rows += _impl_vs_baseline(machine, placement, cells, policy, compare)
+        where = labels[placement]
+        rows += _correctness(machine, where, cells)
+        rows += _impl_vs_baseline(machine, where, cells, policy, compare)
         if policy.best_threads:
-            rows += _best_threads(machine, placement, cells, policy, compare, floors)
+            rows += _best_threads(machine, where, cells, policy, compare, floors)
         if base_sha != head_sha:
             rows += _head_vs_base(
-                machine, placement, cells, base_by.get((machine, placement)), policy, floors, base_sha
+                machine, where, cells, base_by.get((machine, placement)), policy, floors, base_sha
             )
-    decided = [r for r in rows if r["estimate"] is not None]
-    for row, (decision, q) in zip(decided, stats.decide_all([r["estimate"] for r in decided]), strict=True):
-        row["decision"], row["q_value"] = decision, q
-        if decision is Decision.FAIL:
-            row["reason"] = _join(row["reason"], f"slower than the {row['margin']:.1%} margin (q={q:.2g})")
-        elif decision is Decision.INCONCLUSIVE:
-            budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
-            row["reason"] = _join(
-                row["reason"], f"interval straddles 1 + margin; {row['groups']} processes, {budget}"
-            )
+    for machine in sorted(set(required) & set(reported)):
+        if not any(r["machine"] == machine for r in rows):
+            rows.append(
+                _row(machine=machine, kind="machine", task="", impl="", baseline="", margin=0.0, decision=Decision.ERROR,
+                     reason="reported results, but none the policy compares (no paired or timing cells)")
+            )  # fmt: skip
+    extra = set(compare) - set(policy.compare)
+    families = defaultdict(list)  # --impl cells get their own FDR family: they can only add fails
+    for r in rows:
+        if r["estimate"] is not None:
+            families[r["impl"] in extra and r["kind"] != "head_vs_base"].append(r)
+    for family in families.values():
+        decisions = stats.decide_all([r["estimate"] for r in family], min_groups=policy.min_rounds)
+        for row, (decision, q) in zip(family, decisions, strict=True):
+            row["decision"], row["q_value"] = decision, q
+            if decision is Decision.FAIL:
+                row["reason"] = _join(
+                    row["reason"], f"slower than the {row['fail_margin']:.1%} fail margin (q={q:.2g})"
+                )
+            elif decision is Decision.INCONCLUSIVE:
+                if row["groups"] < policy.min_rounds and row["high"] <= 1 + row["margin"]:
+                    why = f"within the margin but from {row['groups']} process(es); a pass needs {policy.min_rounds}"
+                else:
+                    why = "the interval straddles the margin"
+                budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
+                row["reason"] = _join(row["reason"], f"{why}; {row['groups']} processes, {budget}")
     for row in rows:
         row.pop("estimate")
+        row.pop("fail_margin", None)
         row["decision"] = str(row["decision"])
     verdict = _verdict(rows, reasons)
     return Outcome(
@@ -183,6 +218,20 @@ def evaluate(
         policy_source=policy_source,
         policy=policy.to_dict(),
     )
+
+
+def _hardware_changes(session: Session, base_sha: str, head_sha: str, machines: list[str]) -> list[dict]:
+    base, head = (
+        queries.fingerprints(session, commit_sha=base_sha),
+        queries.fingerprints(session, commit_sha=head_sha),
+    )
+    return [
+        _row(machine=m, kind="machine", task="", impl="", baseline="", margin=0.0, decision=Decision.ERROR,
+             reason=f"hardware fingerprint differs between base ({', '.join(sorted(base[m]))}) and head "
+             f"({', '.join(sorted(head[m]))}): the two commits were measured on different machines under one name")
+        for m in machines
+        if m in base and m in head and base[m] != head[m]
+    ]  # fmt: skip
 
 
 def _join(a: str, b: str) -> str:
@@ -312,8 +361,10 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
                 estimate = stats.paired_estimate(_summary(paired), margin=margin)
                 rows.append(_estimate_row(estimate, **where, threads=a.threads, detail=detail))
             else:
-                margin, note = floors.margin(machine, max(a.threads, b.threads), margin)
-                estimate = stats.unpaired_estimate(_summary(a), _summary(b), margin=margin)
+                fail_margin, note = floors.fail_margin(machine, max(a.threads, b.threads), margin)
+                estimate = stats.unpaired_estimate(
+                    _summary(a), _summary(b), margin=margin, fail_margin=fail_margin
+                )
                 rows.append(_estimate_row(estimate, **where, threads=b.threads, detail=detail, reason=note))
     return rows
 
@@ -335,44 +386,29 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
         ]
     rows = []
     for (benchmark, task, impl, n, t), c in sorted(cells.items()):
-        if benchmark != TIME or impl not in policy.head_vs_base or c.status != "ok":
-            continue
-        where = dict(
-            machine=machine,
-            kind="head_vs_base",
-            task=task,
-            impl=impl,
-            baseline="base",
-            num_envs=n,
-            threads=t,
-            detail=placement,
-        )
+        if benchmark != TIME or impl not in policy.head_vs_base or c.status == "failed":
+            continue  # failures are correctness rows
+        where = _hvb_cell(machine, placement, task, impl, n, t)
         a = base.get((benchmark, task, impl, n, t))
-        margin, note = floors.margin(machine, t, policy.head_vs_base_margin)
+        margin = policy.head_vs_base_margin
+        fail_margin, note = floors.fail_margin(machine, t, margin)
+        if c.status != "ok":
+            rows.append(_row(**where, margin=margin, decision=Decision.ERROR, reason=f"head: {c.message}"))
+            continue
         if a is None or a.status != "ok":
-            state = "not measured" if a is None else a.status
+            state = "not measured" if a is None else (a.message or a.status)
             rows.append(
                 _row(**where, margin=margin, decision=Decision.ERROR, reason=f"base {base_sha[:12]}: {state}")
             )
             continue
-        rows.append(
-            _estimate_row(
-                stats.unpaired_estimate(_summary(a), _summary(c), margin=margin), **where, reason=note
-            )
-        )
+        estimate = stats.unpaired_estimate(_summary(a), _summary(c), margin=margin, fail_margin=fail_margin)
+        rows.append(_estimate_row(estimate, **where, reason=note))
     for key, a in sorted(base.items()):
         benchmark, task, impl, n, t = key
         if benchmark == TIME and impl in policy.head_vs_base and a.status == "ok" and key not in cells:
             rows.append(
                 _row(
-                    machine=machine,
-                    kind="head_vs_base",
-                    task=task,
-                    impl=impl,
-                    baseline="base",
-                    num_envs=n,
-                    threads=t,
-                    detail=placement,
+                    **_hvb_cell(machine, placement, task, impl, n, t),
                     margin=policy.head_vs_base_margin,
                     decision=Decision.ERROR,
                     reason="measured on base but not on head",
@@ -381,15 +417,28 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
     return rows
 
 
+def _hvb_cell(machine: str, placement: str, task: str, impl: str, n: int, t: int) -> dict:
+    return dict(
+        machine=machine,
+        kind="head_vs_base",
+        task=task,
+        impl=impl,
+        baseline="base",
+        num_envs=n,
+        threads=t,
+        detail=placement,
+    )
+
+
 def calibrate(session: Session, *, base_sha: str, head_sha: str) -> dict[tuple[str, int], stats.NoiseFloor]:
     """A/A noise floors per (machine, threads) from two commits with the same tree, stored for later evaluations."""
     base = {
         (m, p, c.task, c.impl, c.num_envs, c.threads): c
-        for m, p, c in queries.summaries(session, commit_sha=base_sha)
+        for m, p, _, c in queries.summaries(session, commit_sha=base_sha)
         if c.benchmark == TIME and c.status == "ok"
     }
     by: dict[tuple[str, int], list[stats.Estimate]] = defaultdict(list)
-    for m, p, c in queries.summaries(session, commit_sha=head_sha):
+    for m, p, _, c in queries.summaries(session, commit_sha=head_sha):
         a = base.get((m, p, c.task, c.impl, c.num_envs, c.threads))
         if c.benchmark == TIME and c.status == "ok" and a is not None:
             by[(m, c.threads)].append(stats.unpaired_estimate(_summary(a), _summary(c), margin=0.0))
@@ -408,24 +457,43 @@ def calibrate(session: Session, *, base_sha: str, head_sha: str) -> dict[tuple[s
 
 
 def evaluate_and_store(
-    session: Session, *, repo: Path, base_sha: str, head_sha: str, extra_impls: Iterable[str] = ()
+    session: Session,
+    *,
+    repo: Path,
+    base_sha: str,
+    head_sha: str,
+    extra_impls: Iterable[str] = (),
+    policy_sha: str | None = None,
 ):
-    """Evaluate with the policy read from the base commit, store the verdict, return the stored Evaluation."""
+    """Evaluate with the policy of the base commit (or ``policy_sha``), store the verdict, return it.
+
+    Anything that goes wrong while evaluating is stored as an error verdict that says what: never a pass.
+    """
     try:
-        policy, source = policies.read_from_base(repo, base_sha)
+        policy, source = policies.read_from_base(repo, policy_sha or base_sha)
     except policies.PolicyError as exc:
         outcome = Outcome(
             verdict=Verdict.ERROR, reasons=[f"policy: {exc}"], comparisons=[], policy_source=str(exc)
         )
     else:
-        outcome = evaluate(
-            session,
-            base_sha=base_sha,
-            head_sha=head_sha,
-            policy=policy,
-            policy_source=source,
-            extra_impls=extra_impls,
-        )
+        try:
+            outcome = evaluate(
+                session,
+                base_sha=base_sha,
+                head_sha=head_sha,
+                policy=policy,
+                policy_source=source,
+                extra_impls=extra_impls,
+            )
+        except Exception as exc:  # fail closed, and say why
+            log.exception("evaluation of %s -> %s failed", base_sha, head_sha)
+            outcome = Outcome(
+                verdict=Verdict.ERROR,
+                reasons=[f"policy: {source}", f"the evaluation failed: {type(exc).__name__}: {exc}"],
+                comparisons=[],
+                policy_source=source,
+                policy=policy.to_dict(),
+            )
     return queries.save_evaluation(
         session,
         base_sha=base_sha,

@@ -38,6 +38,7 @@ class Policy:
     margin: float = 0.03  # implementation vs baseline, as a fraction
     head_vs_base_margin: float = 0.05
     margins: tuple[MarginRule, ...] = ()  # per task / num_envs overrides of ``margin``
+    min_rounds: int = 2  # a pass needs at least this many benchmark processes behind its interval
     max_rounds: int = 8  # budget: benchmark processes per cell before inconclusive is final
 
     def margin_for(self, task: str, num_envs: int | None) -> float:
@@ -69,6 +70,8 @@ class Policy:
         values = {}
         for key, value in raw.items():
             if key == "margins":
+                if not isinstance(value, list) or not all(isinstance(rule, dict) for rule in value):
+                    raise PolicyError(f"{source}: margins must be a list of tables, got {value!r}")
                 rules = []
                 for i, rule in enumerate(value):
                     extra = set(rule) - {"margin", "task", "num_envs"}
@@ -76,12 +79,21 @@ class Policy:
                         raise PolicyError(
                             f"{source}: margins[{i}] needs margin and may have task, num_envs; got {rule}"
                         )
+                    _check(source, f"margins[{i}].task", rule.get("task"), (str, type(None)))
+                    _check(source, f"margins[{i}].num_envs", rule.get("num_envs"), (int, type(None)))
+                    _check(source, f"margins[{i}].margin", rule["margin"], (int, float))
                     rules.append(MarginRule(**rule))
                 values[key] = tuple(rules)
-            elif isinstance(value, list):
-                values[key] = tuple(value)
             else:
-                values[key] = value
+                kind = _TYPES[key]
+                if isinstance(kind, tuple) and kind[0] is list:
+                    _check(source, key, value, list)
+                    for item in value:
+                        _check(source, f"{key} item", item, kind[1])
+                    values[key] = tuple(value)
+                else:
+                    _check(source, key, value, kind)
+                    values[key] = value
         policy = cls(**values)
         policy.validate(source)
         return policy
@@ -91,10 +103,36 @@ class Policy:
             value = (
                 self.margins[int(name[8:-1])].margin if name.startswith("margins[") else getattr(self, name)
             )
-            if not (isinstance(value, (int, float)) and 0 <= value < 1):
+            if not 0 <= value < 1:
                 raise PolicyError(f"{source}: {name} must be a fraction in [0, 1), got {value!r}")
-        if self.max_rounds < 1:
-            raise PolicyError(f"{source}: max_rounds must be >= 1, got {self.max_rounds!r}")
+        if not 1 <= self.min_rounds <= self.max_rounds:
+            raise PolicyError(
+                f"{source}: need 1 <= min_rounds <= max_rounds, got min_rounds={self.min_rounds}, max_rounds={self.max_rounds}"
+            )
+
+
+_TYPES = {
+    "version": int,
+    "required_machines": (list, str),
+    "baseline": str,
+    "compare": (list, str),
+    "threads": (list, int),
+    "best_threads": bool,
+    "head_vs_base": (list, str),
+    "margin": (int, float),
+    "head_vs_base_margin": (int, float),
+    "min_rounds": int,
+    "max_rounds": int,
+}
+
+
+def _check(source: str, name: str, value, kind) -> None:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        kinds = ()  # TOML true is not a number here
+    if not isinstance(value, kinds):
+        expected = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise PolicyError(f"{source}: {name} must be {expected}, got {value!r}")
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -103,6 +141,8 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
 
 def resolve(repo: Path, ref: str) -> str:
     """Full SHA of a ref (branch, tag, HEAD, short SHA); a full SHA unknown to the repository passes through."""
+    if not ref or ref.startswith("-"):
+        raise PolicyError(f"{ref!r} is not a commit or ref")
     done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if done.returncode == 0:
         return done.stdout.strip()

@@ -217,3 +217,21 @@ def store_bench_table(row: dict, url: str) -> Table:
         f"{row['max_ms']:.1f}",
     )
     return table
+
+
+def rules_table(rows: list[dict], base: str, head: str) -> Table:
+    table = Table(
+        title=f"asv's rule vs the gate's: timing cells of {base[:12]} -> {head[:12]}, head slowed by a factor"
+    )
+    for col in ("injected", "cells", "asv: worse", "gate: fail", "gate: pass", "gate: inconclusive"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(
+            f"x{r['injected']:g}",
+            str(r["cells"]),
+            str(r["asv_worse"]),
+            str(r["gate_fail"]),
+            str(r["gate_pass"]),
+            str(r["gate_inconclusive"]),
+        )
+    return table

@@ -18,7 +18,13 @@ def get_session(request: Request) -> Iterator[Session]:
         yield session
 
 
+def get_read_session(request: Request) -> Iterator[Session]:
+    with db.transaction(request.app.state.database_url, write=False) as session:
+        yield session
+
+
 SessionDep = Annotated[Session, Depends(get_session)]
+ReadSessionDep = Annotated[Session, Depends(get_read_session)]
 _bearer = HTTPBearer(auto_error=False, description="a runner token from `fusegate token create NAME`")
 
 
@@ -33,7 +39,7 @@ def get_runner(
     )
     if credentials is None:
         raise unauthorized
-    with db.transaction(request.app.state.database_url) as session:
+    with db.transaction(request.app.state.database_url, write=False) as session:
         token = queries.token_by_secret(session, secret=credentials.credentials)
         if token is None:
             raise unauthorized

@@ -153,16 +153,21 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
             )
         commit = _need(record, "commit", str, where)
         _need(record, "env", str, where)
-        _need(record, "placement", dict, where)
+        placement = _need(record, "placement", dict, where)
+        _need(placement, "granted", dict, where, "placement.")
         _need(record, "machine", dict, where)
         _need(record, "software", dict, where)
         kind = _need(record, "kind", str, where)
         if kind == "paired":
             for key in ("task", "impl"):
-                _need(record, key, str, where)
+                if not 0 < len(_need(record, key, str, where)) <= 64:
+                    raise IngestError(where, key, "must be a name of 1-64 characters")
             for key in ("num_envs", "threads"):
-                _need(record, key, int, where)
+                if _need(record, key, int, where) < 1:
+                    raise IngestError(where, key, f"must be a positive integer, got {record[key]!r}")
             pairs = _need(record, "pairs", list, where)
+            if not pairs:
+                raise IngestError(where, "pairs", "empty: a paired record needs at least one pair")
             for i, pair in enumerate(pairs):
                 for key in ("base_s", "impl_s"):
                     value = _need(pair, key, (int, float), where, f"pairs[{i}].")
@@ -228,6 +233,14 @@ def _results(
         ):
             raise IngestError(file, f"{where}samples", f"samples of {combo} must be positive numbers")
         p = dict(zip(param_names, combo, strict=True))
+        for key in ("task", "impl"):
+            if not isinstance(p[key], str) or not 0 < len(p[key]) <= 64:
+                raise IngestError(
+                    file, f"{where}params", f"{key} must be a name of 1-64 characters, got {p[key]!r}"
+                )
+        for key in ("num_envs", "threads"):
+            if key in p and (not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1):
+                raise IngestError(file, f"{where}params", f"{key} must be a positive integer, got {p[key]!r}")
         out.append(
             ResultRecord(
                 benchmark=name,
@@ -292,13 +305,21 @@ def runs(bundle: Bundle) -> list[RunRecord]:
                 f"{data['params']['machine']!r} is not this bundle's machine {machine_name!r}",
             )
         columns = _need(data, "result_columns", list, file)
+        if not all(isinstance(c, str) for c in columns):
+            raise IngestError(file, "result_columns", "expected a list of column names")
         date = _need(data, "date", (int, float), file)
+        if not 0 < date < 4e12:  # asv writes milliseconds since the epoch
+            raise IngestError(file, "date", f"not a time in milliseconds since 1970: {date!r}")
+        if len(env_name) > 200:
+            raise IngestError(file, "env_name", "longer than 200 characters")
         results: list[ResultRecord] = []
         for name, raw in _need(data, "results", dict, file).items():
-            if name not in params or name == PAIRED:
-                continue  # the paired samples come from the sidecar, one list per process
+            if name not in params:
+                continue
             if not isinstance(raw, list):
                 raise IngestError(file, f"results.{name}", "expected a list of columns")
+            if name == PAIRED:
+                continue  # the paired samples come from the sidecar, one list per process
             row = dict(zip(columns, raw, strict=False))
             meta = bundle.benchmarks[name]
             results.extend(

@@ -1,12 +1,16 @@
 """Three-way decisions against an equivalence margin, with false-discovery control across one evaluation.
 
-Per cell, with the B/A ratio's confidence interval [low, high] and margin m:
+Per cell, with the B/A ratio's confidence interval [low, high], margin m and fail margin f >= m (the machine's
+A/A noise floor when that is larger than m):
 
-- ``pass``: high <= 1 + m (B is no more than m slower, at the interval's confidence);
-- ``fail``: low > 1 + m **and** the cell's Benjamini-Hochberg q-value (over every cell of the evaluation) is
-  below alpha/2, the one-sided level matching the two-sided interval. So a fail is both outside the margin and
-  a discovery that survives the number of cells looked at;
+- ``pass``: high <= 1 + m (B is no more than m slower, at the interval's confidence), with at least
+  ``min_groups`` benchmark processes behind the interval;
+- ``fail``: low > 1 + f **and** the cell's Benjamini-Hochberg q-value (over every cell of its family) is below
+  alpha/2, the one-sided level matching the two-sided interval. So a fail is outside what the machine's noise
+  explains and a discovery that survives the number of cells looked at;
 - ``inconclusive`` otherwise: more rounds would decide it.
+
+The noise floor only ever makes a fail harder, never a pass easier.
 
 An evaluation approves only if every cell passes. That is an intersection-union test: its error rate for
 approving a change with any real regression is at most that of a single cell, so passes need no multiplicity
@@ -38,18 +42,22 @@ def q_values(p_values: Sequence[float]) -> list[float]:
     return [float(q) for q in false_discovery_control(np.asarray(p_values, dtype=float), method="bh")]
 
 
-def decide(estimate: Estimate, *, q_value: float, confidence: float = CONFIDENCE) -> Decision:
-    threshold = 1 + estimate.margin
-    if estimate.high <= threshold:
+def decide(
+    estimate: Estimate, *, q_value: float, min_groups: int = 1, confidence: float = CONFIDENCE
+) -> Decision:
+    if estimate.high <= 1 + estimate.margin and estimate.groups >= min_groups:
         return Decision.PASS
-    if estimate.low > threshold and q_value < (1 - confidence) / 2:
+    if estimate.low > 1 + estimate.fail_margin and q_value < (1 - confidence) / 2:
         return Decision.FAIL
     return Decision.INCONCLUSIVE
 
 
 def decide_all(
-    estimates: Sequence[Estimate], *, confidence: float = CONFIDENCE
+    estimates: Sequence[Estimate], *, min_groups: int = 1, confidence: float = CONFIDENCE
 ) -> list[tuple[Decision, float]]:
-    """Decision and q-value for every estimate of one evaluation."""
+    """Decision and q-value for every estimate of one family of cells (FDR is controlled within it)."""
     qs = q_values([e.p_slower for e in estimates])
-    return [(decide(e, q_value=q, confidence=confidence), q) for e, q in zip(estimates, qs, strict=True)]
+    return [
+        (decide(e, q_value=q, min_groups=min_groups, confidence=confidence), q)
+        for e, q in zip(estimates, qs, strict=True)
+    ]

@@ -36,9 +36,11 @@ def _sqlite_pragmas(connection, _record) -> None:
 
 
 def _sqlite_begin(connection) -> None:
-    # Take the write lock at BEGIN: two deferred transactions that both later write would otherwise fail with
-    # "database is locked" instead of waiting their turn (concurrent uploads).
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # Writers take the write lock at BEGIN: two deferred transactions that both later write would otherwise fail
+    # with "database is locked" instead of waiting their turn (concurrent uploads). Readers begin deferred and,
+    # under WAL, never wait for a writer.
+    readonly = connection.get_execution_options().get("fusegate_readonly", False)
+    connection.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
 
 
 @cache
@@ -64,14 +66,19 @@ def engine(url: str) -> Engine:
     return create_engine(parsed, pool_pre_ping=True, pool_size=10, max_overflow=20)
 
 
-def sessions(url: str) -> sessionmaker[Session]:
-    return sessionmaker(engine(url), expire_on_commit=False)
+@cache
+def sessions(url: str, *, write: bool = True) -> sessionmaker[Session]:
+    bind = engine(url) if write else engine(url).execution_options(fusegate_readonly=True)
+    return sessionmaker(bind, expire_on_commit=False)
 
 
 @contextmanager
-def transaction(url: str) -> Iterator[Session]:
-    """One session, one transaction: committed on success, rolled back entirely on any exception."""
-    with sessions(url)() as session, session.begin():
+def transaction(url: str, *, write: bool = True) -> Iterator[Session]:
+    """One session, one transaction: committed on success, rolled back entirely on any exception.
+
+    ``write=False`` is for reads: on SQLite it does not take the write lock.
+    """
+    with sessions(url, write=write)() as session, session.begin():
         yield session
 
 

@@ -83,6 +83,9 @@ class Run(Base):
     env_name: Mapped[str] = mapped_column(String(200))
     source: Mapped[str] = mapped_column(String(40))
     digest: Mapped[str] = mapped_column(String(64))
+    fingerprint_hash: Mapped[str] = mapped_column(
+        String(64)
+    )  # the hardware this run saw (kernels.fingerprint)
     started_at: Mapped[datetime]
     uploaded_at: Mapped[datetime] = mapped_column(default=now)
     results: Mapped[list[Result]] = relationship(back_populates="run", cascade="all, delete-orphan")
@@ -130,6 +133,7 @@ class CellSummary(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     center: Mapped[float | None] = mapped_column(Float)
     se: Mapped[float | None] = mapped_column(Float)
+    between_se: Mapped[float | None] = mapped_column(Float)
     low: Mapped[float | None] = mapped_column(Float)
     high: Mapped[float | None] = mapped_column(Float)
     samples: Mapped[int] = mapped_column(Integer, default=0)
@@ -215,6 +219,6 @@ class Token(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     hash: Mapped[str] = mapped_column(String(64), unique=True)
+    machine: Mapped[str | None] = mapped_column(String(200))  # uploads only for this machine; None: any
     created_at: Mapped[datetime] = mapped_column(default=now)
-    last_used_at: Mapped[datetime | None]
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)

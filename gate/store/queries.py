@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, selectinload
 
@@ -43,7 +43,7 @@ def _get_or_create(session: Session, model, *, key: dict, values: dict | None = 
 
 
 def placement_label(placement: dict) -> str:
-    granted = placement.get("granted", {})
+    granted = placement.get("granted") if isinstance(placement.get("granted"), dict) else {}
     return (
         f"cpus={granted.get('cpus')} mem={granted.get('mem')} "
         f"threads={granted.get('threads')} layer={granted.get('layer')}"
@@ -65,7 +65,7 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
     """
     stored = unchanged = written = 0
     touched: set[tuple[int, int, int]] = set()
-    for record in runs:
+    for record in sorted(runs, key=lambda r: (r.machine, r.commit)):  # one lock order for every upload
         machine_id = _get_or_create(
             session,
             Machine,
@@ -76,7 +76,8 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
                 "asv_machine": record.asv_machine,
             },
         )
-        machine = session.get(Machine, machine_id)
+        # Lock the machine's row: uploads of one machine are serialised (PostgreSQL; SQLite serialises all writers).
+        machine = session.scalar(select(Machine).where(Machine.id == machine_id).with_for_update())
         machine.last_seen = now()
         machine.fingerprint, machine.fingerprint_hash = record.fingerprint, record.fingerprint_hash
         environment_id = _get_or_create(
@@ -95,25 +96,15 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
             "env_name": record.env_name,
             "placement_id": placement_id,
         }
-        run = session.scalar(select(Run).filter_by(**key).with_for_update())
+        run = session.scalar(select(Run).filter_by(**key))
         if run is not None and run.digest == record.digest:
             unchanged += 1
             continue
         if run is None:
-            run_id = _get_or_create(
-                session,
-                Run,
-                key=key,
-                values={
-                    "environment_id": environment_id,
-                    "source": "asv",
-                    "digest": record.digest,
-                    "started_at": record.started_at,
-                },
-            )
-            run = session.get(Run, run_id)
-            if run.digest != record.digest:  # a concurrent upload stored other content first: replace it
-                session.execute(delete(Result).where(Result.run_id == run.id))
+            run = Run(**key, environment_id=environment_id, source="asv", digest=record.digest,
+                      fingerprint_hash=record.fingerprint_hash, started_at=record.started_at)  # fmt: skip
+            session.add(run)
+            session.flush()
         else:
             session.execute(delete(Result).where(Result.run_id == run.id))
         run.digest, run.started_at, run.environment_id, run.uploaded_at = (
@@ -122,6 +113,7 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
             environment_id,
             now(),
         )
+        run.fingerprint_hash = record.fingerprint_hash
         session.add_all(
             Result(
                 run_id=run.id,
@@ -190,6 +182,7 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
             else:
                 summary.status = "ok"
                 summary.center, summary.se, summary.low, summary.high = s.center, s.se, s.low, s.high
+                summary.between_se = s.between_se
                 summary.samples, summary.groups = s.samples, s.groups
         session.add(summary)
     return len(cells)
@@ -202,12 +195,18 @@ def commit_id(session: Session, *, sha: str) -> int | None:
     return session.scalar(select(Commit.id).where(Commit.sha == sha))
 
 
+SummaryRow = namedtuple("SummaryRow", [c.name for c in CellSummary.__table__.c])
+
+
 def summaries(
     session: Session, *, commit_sha: str, machines: Iterable[str] | None = None
-) -> list[tuple[str, str, CellSummary]]:
-    """(machine name, placement label, summary) of every cell measured on a commit."""
+) -> list[tuple[str, str, str, CellSummary]]:
+    """(machine name, placement hash, placement label, summary row) of every cell measured on a commit.
+
+    The summary is a plain row with CellSummary's columns as attributes (no ORM identity: evaluations read many).
+    """
     stmt = (
-        select(Machine.name, Placement.label, CellSummary)
+        select(Machine.name, Placement.hash, Placement.label, CellSummary.__table__)
         .join(Commit, CellSummary.commit_id == Commit.id)
         .join(Machine, CellSummary.machine_id == Machine.id)
         .join(Placement, CellSummary.placement_id == Placement.id)
@@ -215,7 +214,22 @@ def summaries(
     )
     if machines is not None:
         stmt = stmt.where(Machine.name.in_(list(machines)))
-    return [tuple(row) for row in session.execute(stmt)]
+    return [(row[0], row[1], row[2], SummaryRow._make(row[3:])) for row in session.execute(stmt)]
+
+
+def fingerprints(session: Session, *, commit_sha: str) -> dict[str, set[str]]:
+    """Machine name -> the hardware fingerprint hashes of its runs of a commit."""
+    stmt = (
+        select(Machine.name, Run.fingerprint_hash)
+        .join(Machine, Run.machine_id == Machine.id)
+        .join(Commit, Run.commit_id == Commit.id)
+        .where(Commit.sha == commit_sha)
+        .distinct()
+    )
+    out: dict[str, set[str]] = defaultdict(set)
+    for name, fingerprint in session.execute(stmt):
+        out[name].add(fingerprint)
+    return dict(out)
 
 
 def machines(session: Session) -> list[Machine]:
@@ -265,10 +279,12 @@ def save_evaluation(
         policy_source=policy_source,
         policy=policy,
         reasons=reasons,
-        comparisons=[Comparison(**c) for c in comparisons],
     )
     session.add(evaluation)
     session.flush()
+    if comparisons:  # one executemany, not an ORM object per cell
+        session.execute(insert(Comparison), [{**c, "evaluation_id": evaluation.id} for c in comparisons])
+    session.expire(evaluation, ["comparisons"])
     return evaluation
 
 
@@ -358,20 +374,17 @@ def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def create_token(session: Session, *, name: str, secret: str) -> Token:
+def create_token(session: Session, *, name: str, secret: str, machine: str | None = None) -> Token:
     if session.scalar(select(Token.id).where(Token.name == name)) is not None:
         raise ValueError(f"a token named {name!r} exists; revoke it first or choose another name")
-    token = Token(name=name, hash=token_hash(secret))
+    token = Token(name=name, hash=token_hash(secret), machine=machine)
     session.add(token)
     session.flush()
     return token
 
 
 def token_by_secret(session: Session, *, secret: str) -> Token | None:
-    token = session.scalar(select(Token).where(Token.hash == token_hash(secret), Token.revoked.is_(False)))
-    if token is not None:
-        token.last_used_at = now()
-    return token
+    return session.scalar(select(Token).where(Token.hash == token_hash(secret), Token.revoked.is_(False)))
 
 
 def revoke_token(session: Session, *, name: str) -> bool:
@@ -380,3 +393,19 @@ def revoke_token(session: Session, *, name: str) -> bool:
         return False
     token.revoked = True
     return True
+
+
+def raw_samples(session: Session, *, commit_sha: str, benchmark: str) -> dict[tuple, list[list[float]]]:
+    """(machine, placement hash, task, impl, num_envs, threads) -> every process's samples of a benchmark."""
+    stmt = (
+        select(Machine.name, Placement.hash, Result)
+        .join(Run, Result.run_id == Run.id)
+        .join(Machine, Run.machine_id == Machine.id)
+        .join(Placement, Run.placement_id == Placement.id)
+        .join(Commit, Run.commit_id == Commit.id)
+        .where(Commit.sha == commit_sha, Result.benchmark == benchmark, Result.status == "ok")
+    )
+    out: dict[tuple, list[list[float]]] = defaultdict(list)
+    for machine, placement, r in session.execute(stmt):
+        out[(machine, placement, r.task, r.impl, r.num_envs, r.threads)].extend(r.samples)
+    return dict(out)

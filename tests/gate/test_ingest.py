@@ -61,7 +61,7 @@ def test_results_land_with_samples_placement_and_summaries(store_url, tmp_path):
         [(_run, machine, sha, placement)] = queries.runs(session)
         assert (machine, sha) == ("runner-1", HEAD) and "cpus=" in placement
         cells = queries.summaries(session, commit_sha=HEAD)
-        assert len(cells) == 44 and all(c.status == "ok" for _, _, c in cells)
+        assert len(cells) == 44 and all(c.status == "ok" for _, _, _, c in cells)
 
 
 def test_the_same_files_twice_are_stored_once(store_url, tmp_path):
@@ -111,6 +111,9 @@ def _corrupt(results_dir, mutate):
             "expected 32",
         ),
         (lambda d: d.update(commit_hash="ef" * 20), "sidecar", "no fusegate sidecar record"),
+        (lambda d: d.update(date=1e300), "date", "milliseconds since 1970"),
+        (lambda d: d.update(result_columns=[["result"]]), "result_columns", "column names"),
+        (lambda d: d["results"].update({bundle.PAIRED: "x"}), f"results.{bundle.PAIRED}", "list of columns"),
     ],
 )
 def test_a_malformed_file_is_rejected_naming_file_and_field(store_url, tmp_path, mutate, field, says):
@@ -152,3 +155,29 @@ def test_mixed_placements_in_one_environment_are_refused(tmp_path):
 def test_a_missing_results_directory_says_what_to_pass(tmp_path):
     with pytest.raises(IngestError, match="not a directory"):
         asv_dir.read(tmp_path / "nope")
+
+
+def test_a_paired_record_without_pairs_is_refused(tmp_path):
+    results = _write(tmp_path)
+    [path] = (tmp_path / "fusegate" / HEAD[:8]).glob("*.jsonl")
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    next(x for x in lines if x["kind"] == "paired")["pairs"] = []
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    [b] = asv_dir.read(results)
+    with pytest.raises(IngestError, match="empty"):
+        bundle.runs(b)
+
+
+def test_a_directory_is_ingested_whole_or_not_at_all(store_url, tmp_path):
+    """Two machines in one results directory, the second broken: the first is not stored either."""
+    from gate.cli_store import ingest_dir
+
+    _write(tmp_path, machine="runner-1")
+    results = _write(tmp_path, machine="runner-2")
+    _corrupt_machine = next((results / "runner-2").glob("*-*.json"))
+    data = json.loads(_corrupt_machine.read_text())
+    data["version"] = 9
+    _corrupt_machine.write_text(json.dumps(data))
+    with pytest.raises(IngestError, match="version"):
+        ingest_dir(store_url, results)
+    assert _count(store_url, Run) == 0

@@ -53,8 +53,8 @@ def test_effect_near_the_margin_is_inconclusive():
 
 def test_unpaired_is_antisymmetric_and_finds_a_shift():
     rng = np.random.default_rng(3)
-    a = [rng.lognormal(0, 0.05, 60)]
-    b = [1.2 * rng.lognormal(0, 0.05, 60)]
+    a = [rng.lognormal(0, 0.05, 20) for _ in range(3)]  # three processes a side
+    b = [1.2 * rng.lognormal(0, 0.05, 20) for _ in range(3)]
     ab = stats.unpaired(a, b, margin=0.05)
     ba = stats.unpaired(b, a, margin=0.05)
     assert ab.ratio == pytest.approx(1 / ba.ratio)
@@ -63,17 +63,25 @@ def test_unpaired_is_antisymmetric_and_finds_a_shift():
     assert stats.decide_all([ba])[0][0] is Decision.PASS
 
 
-def _estimate(low, high, p, margin=0.03):
+def _estimate(low, high, p, margin=0.03, fail_margin=None, groups=2):
     return Estimate(
         ratio=math.sqrt(low * high),
         low=low,
         high=high,
         p_slower=p,
         margin=margin,
+        fail_margin=margin if fail_margin is None else fail_margin,
         design="paired",
         samples=80,
-        groups=2,
+        groups=groups,
     )
+
+
+def test_one_process_a_side_cannot_decide_a_commit_comparison():
+    """Process-to-process spread is unknown with one process each: Student's t with 1 df leaves it open."""
+    rng = np.random.default_rng(6)
+    est = stats.unpaired([rng.lognormal(0, 0.05, 60)], [1.2 * rng.lognormal(0, 0.05, 60)], margin=0.05)
+    assert stats.decide_all([est])[0][0] is Decision.INCONCLUSIVE
 
 
 def test_decision_boundaries():
@@ -82,6 +90,21 @@ def test_decision_boundaries():
     assert stats.decide(_estimate(1.0, 1.05, 0.2), q_value=0.2) is Decision.INCONCLUSIVE
     # outside the margin but not a discovery after FDR control
     assert stats.decide(_estimate(1.031, 1.2, 0.01), q_value=0.04) is Decision.INCONCLUSIVE
+
+
+def test_a_pass_needs_enough_processes():
+    assert (
+        stats.decide(_estimate(0.95, 1.01, 0.9, groups=1), q_value=0.9, min_groups=2) is Decision.INCONCLUSIVE
+    )
+    assert stats.decide(_estimate(0.95, 1.01, 0.9, groups=2), q_value=0.9, min_groups=2) is Decision.PASS
+
+
+def test_the_noise_floor_makes_a_fail_harder_never_a_pass_easier():
+    # 8% slower: beyond the 3% margin but inside a 10% noise floor -> neither pass nor fail
+    est = _estimate(1.05, 1.11, 1e-6, fail_margin=0.10)
+    assert stats.decide(est, q_value=1e-6) is Decision.INCONCLUSIVE
+    assert stats.decide(_estimate(1.12, 1.2, 1e-6, fail_margin=0.10), q_value=1e-6) is Decision.FAIL
+    assert stats.decide(_estimate(0.98, 1.05, 0.5, fail_margin=0.10), q_value=0.5) is Decision.INCONCLUSIVE
 
 
 def test_fdr_control_demotes_a_lone_borderline_fail_among_many_cells():

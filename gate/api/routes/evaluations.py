@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request, status
 
 from gate import policy
-from gate.api.deps import SessionDep
+from gate.api.deps import ReadSessionDep, RunnerDep, SessionDep
 from gate.api.schemas import EvaluationOut, EvaluationRequest, EvaluationSummary, Problem
 from gate.evaluate import evaluate_and_store
 from gate.store import queries
@@ -20,8 +20,14 @@ def _sha(request: Request, ref: str) -> str:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
 
 
-@router.post("/api/evaluations", status_code=status.HTTP_201_CREATED, responses={422: {"model": Problem}})
-def trigger(body: EvaluationRequest, request: Request, session: SessionDep) -> EvaluationOut:
+@router.post(
+    "/api/evaluations",
+    status_code=status.HTTP_201_CREATED,
+    responses={401: {"model": Problem}, 422: {"model": Problem}},
+)
+def trigger(
+    body: EvaluationRequest, request: Request, session: SessionDep, _runner: RunnerDep
+) -> EvaluationOut:
     """Evaluate (base, head) now with the policy of the base commit, store and return the verdict."""
     base, head = _sha(request, body.base), _sha(request, body.head)
     evaluation = evaluate_and_store(
@@ -31,7 +37,7 @@ def trigger(body: EvaluationRequest, request: Request, session: SessionDep) -> E
 
 
 @router.get("/api/evaluations")
-def list_evaluations(session: SessionDep, limit: int = 50) -> list[EvaluationSummary]:
+def list_evaluations(session: ReadSessionDep, limit: int = 50) -> list[EvaluationSummary]:
     """Stored evaluations, newest first."""
     if not 1 <= limit <= 500:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"limit must be in 1..500, got {limit}")
@@ -39,7 +45,7 @@ def list_evaluations(session: SessionDep, limit: int = 50) -> list[EvaluationSum
 
 
 @router.get("/api/evaluations/{evaluation_id}", responses={404: {"model": Problem}})
-def read(evaluation_id: int, session: SessionDep) -> EvaluationOut:
+def read(evaluation_id: int, session: ReadSessionDep) -> EvaluationOut:
     evaluation = queries.evaluation(session, evaluation_id=evaluation_id)
     if evaluation is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no evaluation {evaluation_id}")
@@ -47,7 +53,7 @@ def read(evaluation_id: int, session: SessionDep) -> EvaluationOut:
 
 
 @router.get("/api/verdicts/{base}/{head}", responses={404: {"model": Problem}})
-def verdict(base: str, head: str, request: Request, session: SessionDep) -> EvaluationOut:
+def verdict(base: str, head: str, request: Request, session: ReadSessionDep) -> EvaluationOut:
     """The latest stored verdict for (base, head): a read, nothing is computed."""
     base_sha, head_sha = _sha(request, base), _sha(request, head)
     evaluation = queries.latest_evaluation(session, base_sha=base_sha, head_sha=head_sha)

@@ -1,13 +1,13 @@
 from fastapi import APIRouter
 from sqlalchemy import text
 
-from gate.api.deps import SessionDep
+from gate.api.deps import ReadSessionDep
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/api/health")
-def health(session: SessionDep) -> dict:
+def health(session: ReadSessionDep) -> dict:
     """Liveness and store reachability."""
     session.execute(text("SELECT 1"))
     return {"status": "ok"}

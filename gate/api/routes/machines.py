@@ -1,6 +1,6 @@
 from fastapi import APIRouter
 
-from gate.api.deps import SessionDep
+from gate.api.deps import ReadSessionDep
 from gate.api.schemas import MachineOut
 from gate.store import queries
 
@@ -8,6 +8,6 @@ router = APIRouter(tags=["machines"])
 
 
 @router.get("/api/machines")
-def list_machines(session: SessionDep) -> list[MachineOut]:
+def list_machines(session: ReadSessionDep) -> list[MachineOut]:
     """Every machine that uploaded results, with its fingerprint."""
     return [MachineOut.model_validate(m) for m in queries.machines(session)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, status
 
-from gate.api.deps import RunnerDep, SessionDep
+from gate.api.deps import ReadSessionDep, RunnerDep
 from gate.api.schemas import Bundle, EvaluationSummary, Problem, RunOut, UploadOut
 from gate.evaluate import evaluate_and_store
 from gate.ingest import bundle as bundles
@@ -16,7 +16,7 @@ router = APIRouter(tags=["runs"])
 @router.post(
     "/api/runs",
     status_code=status.HTTP_201_CREATED,
-    responses={401: {"model": Problem}, 422: {"model": Problem}},
+    responses={401: {"model": Problem}, 403: {"model": Problem}, 422: {"model": Problem}},
 )
 def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
     """Store one machine's asv results and sidecar records; identical content is stored once.
@@ -24,6 +24,12 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
     The whole bundle is one transaction: a bundle with any malformed file stores nothing. Evaluations that involve
     an uploaded commit are recomputed and stored before the response.
     """
+    machine = body.machine.get("machine")
+    if runner.machine is not None and machine != runner.machine:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"token {runner.name!r} uploads for machine {runner.machine!r} only, not {machine!r}",
+        )
     try:
         runs = bundles.runs(body)
     except bundles.IngestError as exc:
@@ -47,7 +53,7 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
 
 @router.get("/api/runs")
 def list_runs(
-    session: SessionDep, machine: str | None = None, commit: str | None = None, limit: int = 100
+    session: ReadSessionDep, machine: str | None = None, commit: str | None = None, limit: int = 100
 ) -> list[RunOut]:
     """Stored runs, newest first."""
     if not 1 <= limit <= 1000:

@@ -9,7 +9,7 @@ import httpx
 from sqlalchemy import func, select
 
 from gate.ingest import asv_dir
-from gate.store import db
+from gate.store import db, queries
 from gate.store.models import Result, Run
 from tests.gate.test_evaluate import _measure
 
@@ -127,3 +127,20 @@ def test_unknown_refs_and_ids_are_clear_4xx(client, service):
     _, _, (_, base, head) = service
     r = client.get(f"/api/verdicts/{base}/{head}")
     assert r.status_code == 404 and "POST /api/evaluations" in r.json()["detail"]
+
+
+def test_a_machine_bound_token_uploads_for_its_machine_only(service, tmp_path):
+    base_url, url, (_, base, _) = service
+    with db.transaction(url) as session:
+        queries.create_token(session, name="bound", secret="fg_bound", machine="runner-7")
+    headers = {"Authorization": "Bearer fg_bound"}
+    r = httpx.post(f"{base_url}/api/runs", json=_bundle(tmp_path / "x", base), headers=headers, timeout=60)
+    assert r.status_code == 403 and "runner-7" in r.json()["detail"]
+    ok = _bundle(tmp_path / "y", base, machine="runner-7")
+    assert httpx.post(f"{base_url}/api/runs", json=ok, headers=headers, timeout=60).status_code == 201
+
+
+def test_triggering_an_evaluation_needs_a_token(service):
+    base_url, _, (_, base, head) = service
+    r = httpx.post(f"{base_url}/api/evaluations", json={"base": base, "head": head}, timeout=30)
+    assert r.status_code == 401

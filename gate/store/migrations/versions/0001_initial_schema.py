@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-30 12:26:28.737408
+Create Date: 2026-11-30 14:00:20.895023
 """
 
 import sqlalchemy as sa
@@ -58,8 +58,8 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("name", sa.String(length=200), nullable=False),
         sa.Column("hash", sa.String(length=64), nullable=False),
+        sa.Column("machine", sa.String(length=200), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("revoked", sa.Boolean(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("hash"),
@@ -98,6 +98,7 @@ def upgrade() -> None:
         sa.Column("message", sa.Text(), nullable=False),
         sa.Column("center", sa.Float(), nullable=True),
         sa.Column("se", sa.Float(), nullable=True),
+        sa.Column("between_se", sa.Float(), nullable=True),
         sa.Column("low", sa.Float(), nullable=True),
         sa.Column("high", sa.Float(), nullable=True),
         sa.Column("samples", sa.Integer(), nullable=False),
@@ -156,6 +157,7 @@ def upgrade() -> None:
         sa.Column("env_name", sa.String(length=200), nullable=False),
         sa.Column("source", sa.String(length=40), nullable=False),
         sa.Column("digest", sa.String(length=64), nullable=False),
+        sa.Column("fingerprint_hash", sa.String(length=64), nullable=False),
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("uploaded_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(

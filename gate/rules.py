@@ -1,0 +1,81 @@
+"""asv's rule and the gate's, side by side on the same stored samples, with slowdowns injected into the head.
+
+For every timing cell measured on both commits, the head's samples are multiplied by each factor (1.0 is the data
+as measured: an A/A pair when the two commits have the same tree) and judged twice:
+
+- asv's rule, with asv's own code (``asv.commands.compare._is_result_better``): worse when the samples differ
+  (Mann-Whitney U, p < 0.002, or non-overlapping 99% intervals) and the head's median is beyond ``factor``;
+- the gate's: hierarchical-bootstrap summaries per process, the head-vs-base margin of the policy, the machine's
+  A/A floor for fails, FDR control over the cells, and a pass that needs ``min_rounds`` processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from asv.commands.compare import _is_result_better
+from asv_runner.statistics import compute_stats
+from sqlalchemy.orm import Session
+
+from gate import stats
+from gate.ingest.bundle import TIME
+from gate.policy import Policy
+from gate.stats import Decision
+from gate.store import queries
+
+ASV_FACTOR = 1.1
+
+
+def _asv_worse(base: list[float], head: list[float], factor: float) -> bool:
+    a, stats_a = compute_stats(base, [1] * len(base))
+    b, stats_b = compute_stats(head, [1] * len(head))
+    return _is_result_better(a, b, (stats_a, base), (stats_b, head), factor)
+
+
+def compare(
+    session: Session,
+    *,
+    base_sha: str,
+    head_sha: str,
+    policy: Policy,
+    injections: Sequence[float],
+    asv_factor: float = ASV_FACTOR,
+) -> list[dict]:
+    base = queries.raw_samples(session, commit_sha=base_sha, benchmark=TIME)
+    head = queries.raw_samples(session, commit_sha=head_sha, benchmark=TIME)
+    cells = sorted(k for k in base.keys() & head.keys() if k[3] in policy.head_vs_base)
+    if not cells:
+        raise ValueError(f"no timing cell measured on both {base_sha[:12]} and {head_sha[:12]}")
+    floors = {
+        (m, c.threads): c.noise_floor for m, c in queries.calibrations(session) if c.design == "unpaired"
+    }
+    rows = []
+    for factor in injections:
+        estimates, asv_flags = [], 0
+        for key in cells:
+            machine, threads = key[0], key[5]
+            a_groups, b_groups = base[key], [list(np.asarray(g) * factor) for g in head[key]]
+            pooled_a, pooled_b = [x for g in a_groups for x in g], [x for g in b_groups for x in g]
+            asv_flags += int(_asv_worse(pooled_a, pooled_b, asv_factor))
+            margin = policy.head_vs_base_margin
+            estimates.append(
+                stats.unpaired_estimate(
+                    stats.summarize(a_groups),
+                    stats.summarize(b_groups, seed=1),
+                    margin=margin,
+                    fail_margin=max(margin, floors.get((machine, threads), 0.0)),
+                )
+            )
+        decisions = [d for d, _ in stats.decide_all(estimates, min_groups=policy.min_rounds)]
+        rows.append(
+            {
+                "injected": factor,
+                "cells": len(cells),
+                "asv_worse": asv_flags,
+                "gate_fail": decisions.count(Decision.FAIL),
+                "gate_pass": decisions.count(Decision.PASS),
+                "gate_inconclusive": decisions.count(Decision.INCONCLUSIVE),
+            }
+        )
+    return rows

@@ -1,0 +1,81 @@
+"""fusegate-policy.toml: parsed strictly, read from the base commit, refs checked before git sees them."""
+
+from pathlib import Path
+
+import pytest
+
+from gate.policy import POLICY_FILE, Policy, PolicyError, read_from_base, resolve
+from tests.gate import gitrepo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_repositorys_policy_parses():
+    policy = Policy.from_toml((ROOT / POLICY_FILE).read_text(), source=POLICY_FILE)
+    assert policy.baseline == "handwritten" and "assembled" in policy.compare
+    assert policy.min_rounds <= policy.max_rounds
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('compare = "assembled"', "compare must be list"),
+        ('max_rounds = "3"', "max_rounds must be int"),
+        ("margins = [1]", "margins must be a list of tables"),
+        ("margin = true", "margin must be int or float"),
+        ("threads = [1.5]", "threads item must be int"),
+        ("margin = 1.5", "fraction in [0, 1)"),
+        ("marign = 0.1", "unknown key(s) marign"),
+        ("min_rounds = 9", "min_rounds <= max_rounds"),
+        ("margins = [{ task = 'g1_walk' }]", "needs margin"),
+        ("version = 2", "not supported"),
+        ("margin = ", "not valid TOML"),
+    ],
+)
+def test_bad_policies_are_refused_by_name(text, says):
+    with pytest.raises(PolicyError, match=r"^policy\.toml: ") as info:
+        Policy.from_toml(text, source="policy.toml")
+    assert says in str(info.value)
+
+
+def test_margin_overrides_last_match_wins():
+    p = Policy.from_toml(
+        'margin = 0.03\nmargins = [{ task = "g1_motion", margin = 0.05 }, { task = "g1_motion", num_envs = 4096, margin = 0.08 }]',
+        source="p",
+    )
+    assert (
+        p.margin_for("g1_walk", 4096),
+        p.margin_for("g1_motion", 32768),
+        p.margin_for("g1_motion", 4096),
+    ) == (
+        0.03,
+        0.05,
+        0.08,
+    )
+
+
+def test_policy_is_read_at_the_base_commit(tmp_path):
+    base = gitrepo.commit(tmp_path, policy="margin = 0.02\n")
+    head = gitrepo.commit(tmp_path, policy="margin = 0.5\n")
+    policy, source = read_from_base(tmp_path, base)
+    assert policy.margin == 0.02 and base[:12] in source
+    assert read_from_base(tmp_path, head)[0].margin == 0.5
+
+
+def test_a_base_without_the_file_gets_the_default_and_says_so(tmp_path):
+    base = gitrepo.commit(tmp_path)
+    policy, source = read_from_base(tmp_path, base)
+    assert policy == Policy() and "built-in default" in source
+
+
+def test_an_unknown_base_cannot_be_judged(tmp_path):
+    gitrepo.commit(tmp_path)
+    with pytest.raises(PolicyError, match="not in the repository"):
+        read_from_base(tmp_path, "ab" * 20)
+
+
+@pytest.mark.parametrize("ref", ["--output=/tmp/x", "-h", "", "no-such-branch"])
+def test_refs_that_are_options_or_unknown_are_refused(tmp_path, ref):
+    gitrepo.commit(tmp_path)
+    with pytest.raises(PolicyError):
+        resolve(tmp_path, ref)
