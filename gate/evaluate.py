@@ -19,6 +19,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from gate.ingest.bundle import PAIRED, TIME
 from gate.policy import Policy
 from gate.stats import Decision
 from gate.store import queries
-from gate.store.models import CellSummary
+from gate.store.models import CellSummary, now
 
 log = logging.getLogger("fusegate")
 
@@ -467,8 +468,11 @@ def evaluate_and_store(
 ):
     """Evaluate with the policy of the base commit (or ``policy_sha``), store the verdict, return it.
 
-    Anything that goes wrong while evaluating is stored as an error verdict that says what: never a pass.
+    Anything that goes wrong while evaluating is stored as an error verdict that says what: never a pass. The
+    verdict is stamped with the time the evaluation started, so results that arrive while it runs make it stale
+    (``is_stale``).
     """
+    started = now()
     try:
         policy, source = policies.read_from_base(repo, policy_sha or base_sha)
     except policies.PolicyError as exc:
@@ -503,4 +507,15 @@ def evaluate_and_store(
         policy=outcome.policy,
         reasons=outcome.reasons,
         comparisons=outcome.comparisons,
+        created_at=started,
     )
+
+
+def is_stale(session: Session, evaluation) -> bool:
+    """True when results of its base or head arrived after the evaluation started."""
+    last = queries.last_upload(session, commit_shas={evaluation.base_sha, evaluation.head_sha})
+    return last is not None and _utc(last) > _utc(evaluation.created_at)
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # SQLite hands datetimes back naive (UTC)

@@ -44,7 +44,11 @@ class EvaluationOut(Orm):
     policy_source: str = Field(description="where the policy came from: always the base commit")
     policy: dict
     reasons: list[str]
-    created_at: datetime
+    created_at: datetime = Field(description="when the evaluation started reading results")
+    stale: bool = Field(
+        default=False,
+        description="results of base or head arrived after this evaluation started: POST /api/evaluations again",
+    )
     comparisons: list[ComparisonOut]
 
 

@@ -7,6 +7,7 @@ import json
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -271,8 +272,10 @@ def save_evaluation(
     policy: dict,
     reasons: list[str],
     comparisons: Sequence[dict],
+    created_at: datetime | None = None,
 ) -> Evaluation:
     evaluation = Evaluation(
+        created_at=created_at or now(),
         base_commit_id=_get_or_create(session, Commit, key={"sha": base_sha}),
         head_commit_id=_get_or_create(session, Commit, key={"sha": head_sha}),
         verdict=verdict,
@@ -295,9 +298,20 @@ def latest_evaluation(session: Session, *, base_sha: str, head_sha: str) -> Eval
     return session.scalar(
         select(Evaluation)
         .where(Evaluation.base_commit_id == base, Evaluation.head_commit_id == head)
-        .order_by(Evaluation.id.desc())
+        .order_by(Evaluation.created_at.desc(), Evaluation.id.desc())  # the one that saw the most data
         .limit(1)
         .options(selectinload(Evaluation.comparisons))
+    )
+
+
+def last_upload(session: Session, *, commit_shas: Iterable[str]) -> datetime | None:
+    """When results of any of these commits last arrived."""
+    from sqlalchemy import func
+
+    return session.scalar(
+        select(func.max(Run.uploaded_at))
+        .join(Commit, Run.commit_id == Commit.id)
+        .where(Commit.sha.in_(list(commit_shas)))
     )
 
 

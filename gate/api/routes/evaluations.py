@@ -7,7 +7,7 @@ from fastapi import APIRouter, HTTPException, Request, status
 from gate import policy
 from gate.api.deps import ReadSessionDep, RunnerDep, SessionDep
 from gate.api.schemas import EvaluationOut, EvaluationRequest, EvaluationSummary, Problem
-from gate.evaluate import evaluate_and_store
+from gate.evaluate import evaluate_and_store, is_stale
 from gate.store import queries
 
 router = APIRouter(tags=["evaluations"])
@@ -62,4 +62,6 @@ def verdict(base: str, head: str, request: Request, session: ReadSessionDep) -> 
             status.HTTP_404_NOT_FOUND,
             f"no evaluation of base {base_sha[:12]} -> head {head_sha[:12]}; POST /api/evaluations to run one",
         )
-    return EvaluationOut.model_validate(evaluation)
+    out = EvaluationOut.model_validate(evaluation)
+    out.stale = is_stale(session, evaluation)
+    return out

@@ -47,6 +47,7 @@ def test_upload_then_evaluate_then_read(client, service, tmp_path):
     assert body["verdict"] == "approve" and body["head_sha"] == head and "at base" in body["policy_source"]
     read = client.get(f"/api/verdicts/{base}/{head}").json()
     assert read["id"] == body["id"] and read["comparisons"] == body["comparisons"]
+    assert read["stale"] is False
     assert client.get(f"/api/evaluations/{body['id']}").json()["verdict"] == "approve"
     assert [m["name"] for m in client.get("/api/machines").json()] == ["runner-1"]
     assert {r["commit"] for r in client.get("/api/runs").json()} == {base, head}
@@ -144,3 +145,18 @@ def test_triggering_an_evaluation_needs_a_token(service):
     base_url, _, (_, base, head) = service
     r = httpx.post(f"{base_url}/api/evaluations", json={"base": base, "head": head}, timeout=30)
     assert r.status_code == 401
+
+
+def test_a_verdict_older_than_its_results_is_marked_stale(client, service, tmp_path):
+    """Results that arrive without a recomputation (a failed or racing one) must not leave an old verdict current."""
+    from gate.ingest import bundle as bundles
+
+    _, url, (_, base, head) = service
+    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
+    client.post("/api/runs", json=_bundle(tmp_path / "b", head))
+    client.post("/api/evaluations", json={"base": base, "head": head})
+    assert client.get(f"/api/verdicts/{base}/{head}").json()["stale"] is False
+    [b] = asv_dir.read(_measure(tmp_path / "c", head, seed=7))
+    with db.transaction(url) as session:  # stored behind the service's back: no recomputation
+        assert queries.ingest_runs(session, runs=bundles.runs(b)).stored == 1
+    assert client.get(f"/api/verdicts/{base}/{head}").json()["stale"] is True
