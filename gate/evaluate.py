@@ -111,8 +111,10 @@ def _missing(c: CellSummary | None, what: str) -> str | None:
     return None
 
 
-class _Floors:
-    def __init__(self, session: Session, machines: Iterable[str]):
+class NoiseFloors:
+    """The stored A/A calibrations of some machines (every machine when ``machines`` is None)."""
+
+    def __init__(self, session: Session, machines: Iterable[str] | None = None):
         self._by = {(m, c.design, c.threads): c for m, c in queries.calibrations(session, machines=machines)}
 
     def fail_margin(self, machine: str, threads: int, margin: float) -> tuple[float, str]:
@@ -157,7 +159,7 @@ def evaluate(
                     reason=f"required machine reported no results for head {head_sha[:12]}",
                 )
             )
-    floors = _Floors(session, required)
+    floors = NoiseFloors(session, required)
     base_by: dict[tuple[str, str], dict] = defaultdict(dict)
     for machine, placement, _label, c in base_cells:
         base_by[(machine, placement)][(c.benchmark, c.task, c.impl, c.num_envs, c.threads)] = c

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gate import stats
+from gate.ingest.bundle import pair_ratios
 
 
 def read_pairs(directory: Path) -> dict[tuple, list[np.ndarray]]:
@@ -32,7 +33,7 @@ def read_pairs(directory: Path) -> dict[tuple, list[np.ndarray]]:
                     record["num_envs"],
                     record["threads"],
                 )
-                ratios = np.array([p["impl_s"] / p["base_s"] for p in record["pairs"]])
+                ratios = np.array(pair_ratios(record))
             except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
                 raise ValueError(f"{path}:{number}: not a paired record ({exc})") from None
             cells[key].append(ratios)

@@ -19,6 +19,7 @@ from asv_runner.statistics import compute_stats
 from sqlalchemy.orm import Session
 
 from gate import stats
+from gate.evaluate import NoiseFloors
 from gate.ingest.bundle import TIME
 from gate.policy import Policy
 from gate.stats import Decision
@@ -47,25 +48,20 @@ def compare(
     cells = sorted(k for k in base.keys() & head.keys() if k[3] in policy.head_vs_base)
     if not cells:
         raise ValueError(f"no timing cell measured on both {base_sha[:12]} and {head_sha[:12]}")
-    floors = {
-        (m, c.threads): c.noise_floor for m, c in queries.calibrations(session) if c.design == "unpaired"
-    }
+    floors = NoiseFloors(session)
+    margin = policy.head_vs_base_margin
+    summaries = {k: (stats.summarize(base[k]), stats.summarize(head[k], seed=1)) for k in cells}
+    pooled = {k: ([x for g in base[k] for x in g], np.concatenate(head[k])) for k in cells}
     rows = []
     for factor in injections:
         estimates, asv_flags = [], 0
         for key in cells:
             machine, threads = key[0], key[5]
-            a_groups, b_groups = base[key], [list(np.asarray(g) * factor) for g in head[key]]
-            pooled_a, pooled_b = [x for g in a_groups for x in g], [x for g in b_groups for x in g]
-            asv_flags += int(_asv_worse(pooled_a, pooled_b, asv_factor))
-            margin = policy.head_vs_base_margin
+            asv_flags += int(_asv_worse(pooled[key][0], list(pooled[key][1] * factor), asv_factor))
+            a, b = summaries[key]
+            fail_margin, _ = floors.fail_margin(machine, threads, margin)
             estimates.append(
-                stats.unpaired_estimate(
-                    stats.summarize(a_groups),
-                    stats.summarize(b_groups, seed=1),
-                    margin=margin,
-                    fail_margin=max(margin, floors.get((machine, threads), 0.0)),
-                )
+                stats.unpaired_estimate(a, b.scaled(factor), margin=margin, fail_margin=fail_margin)
             )
         decisions = [d for d, _ in stats.decide_all(estimates, min_groups=policy.min_rounds)]
         rows.append(

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kernels.fingerprint import machine_id
+
 BUNDLE_FORMAT = 1
 ASV_RESULTS_VERSION = 2
 SIDECAR_FORMAT = 1
@@ -257,13 +259,18 @@ def _results(
     return out
 
 
+def pair_ratios(record: dict) -> list[float]:
+    """impl / baseline time of every pair of a sidecar ``paired`` record."""
+    return [p["impl_s"] / p["base_s"] for p in record["pairs"]]
+
+
 def _paired_results(records: list[dict]) -> list[ResultRecord]:
     """One paired result per cell, one sample list (pair ratios) per benchmark process."""
     cells: dict[tuple, list[list[float]]] = {}
     for r in records:
         if r["kind"] == "paired":
             key = (r["task"], r["impl"], r["num_envs"], r["threads"])
-            cells.setdefault(key, []).append([p["impl_s"] / p["base_s"] for p in r["pairs"]])
+            cells.setdefault(key, []).append(pair_ratios(r))
     return [
         ResultRecord(
             benchmark=PAIRED,
@@ -349,8 +356,6 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         digest = hashlib.sha256(
             json.dumps([bundle.machine, data, records], sort_keys=True, default=str).encode()
         ).hexdigest()
-        from kernels.fingerprint import machine_id
-
         try:
             fingerprint_hash = machine_id(fingerprint)
         except KeyError as exc:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from scipy.special import stdtr, stdtrit
@@ -49,6 +49,11 @@ class Summary:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def scaled(self, factor: float) -> Summary:
+        """The summary of every sample multiplied by ``factor``: a shift in log units, the spread unchanged."""
+        shift = math.log(factor)
+        return replace(self, center=self.center + shift, low=self.low + shift, high=self.high + shift)
 
 
 @dataclass(frozen=True, kw_only=True)

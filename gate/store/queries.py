@@ -9,9 +9,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
 from gate.ingest.bundle import RunRecord
@@ -257,8 +257,6 @@ def runs(
 
 
 def count_results(session: Session) -> int:
-    from sqlalchemy import func
-
     return session.scalar(select(func.count(Result.id)))
 
 
@@ -306,8 +304,6 @@ def latest_evaluation(session: Session, *, base_sha: str, head_sha: str) -> Eval
 
 def last_upload(session: Session, *, commit_shas: Iterable[str]) -> datetime | None:
     """When results of any of these commits last arrived."""
-    from sqlalchemy import func
-
     return session.scalar(
         select(func.max(Run.uploaded_at))
         .join(Commit, Run.commit_id == Commit.id)
@@ -323,8 +319,6 @@ def evaluation(session: Session, *, evaluation_id: int) -> Evaluation | None:
 
 def evaluations(session: Session, *, limit: int = 50) -> list[tuple[Evaluation, str, str]]:
     """(evaluation, base sha, head sha), newest first."""
-    from sqlalchemy.orm import aliased
-
     base, head = aliased(Commit), aliased(Commit)
     stmt = (
         select(Evaluation, base.sha, head.sha)
@@ -338,8 +332,6 @@ def evaluations(session: Session, *, limit: int = 50) -> list[tuple[Evaluation, 
 
 def evaluation_pairs_with(session: Session, *, commit_sha: str) -> list[tuple[str, str]]:
     """Distinct (base, head) already evaluated that involve a commit: re-evaluated when its results change."""
-    from sqlalchemy.orm import aliased
-
     base, head = aliased(Commit), aliased(Commit)
     stmt = (
         select(base.sha, head.sha)

@@ -146,3 +146,12 @@ def test_noise_floor_covers_every_aa_deviation():
 def test_noise_floor_needs_enough_cells():
     with pytest.raises(ValueError, match="at least 3"):
         stats.noise_floor([_estimate(0.99, 1.01, 0.9)])
+
+
+def test_a_scaled_summary_is_the_summary_of_the_scaled_samples():
+    rng = np.random.default_rng(11)
+    groups = [rng.lognormal(0, 0.05, 30) for _ in range(3)]
+    direct = stats.summarize([1.2 * g for g in groups])
+    scaled = stats.summarize(groups).scaled(1.2)
+    for name in ("center", "se", "low", "high", "between_se"):
+        assert getattr(scaled, name) == pytest.approx(getattr(direct, name), abs=1e-12)
