@@ -189,6 +189,44 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_collect(args: argparse.Namespace) -> int:
+    from kernels.placement import Placement
+    from kernels.sim.baseline import PhysicsBaseline
+    from kernels.sim.collector import Collector
+
+    if args.warmup < 0:
+        raise ValueError(f"--warmup must be 0 or more steps, got {args.warmup}")
+    Placement.from_env().apply()  # before any array exists
+    cases = [(t, i, n) for t in args.task for i in args.impl for n in args.num_envs]
+    rows = []
+    with _progress(render.console(stderr=True)) as progress:
+        for task, impl, n in cases:
+            job = progress.add_task(f"{task} {impl} N={n}: building", total=args.warmup + args.steps)
+            collector = Collector(task, impl, num_envs=n, threads=args.threads, seed=args.seed)
+            progress.update(job, description=f"{task} {impl} N={n}")
+            baseline = PhysicsBaseline(collector) if args.physics_baseline else None
+            try:
+                report = collector.run(
+                    args.steps,
+                    warmup=args.warmup,
+                    baseline=baseline,
+                    progress=lambda done, total, job=job: progress.update(job, completed=done),
+                )
+            finally:
+                if baseline:
+                    baseline.close()
+            progress.remove_task(job)
+            rows.append(report.to_dict())
+    if args.json:
+        print(json.dumps(rows[0] if len(rows) == 1 else {"cases": rows}, indent=2))
+        return 0
+    out = render.console()
+    out.print(render.collect_table(rows))
+    if args.physics_baseline:
+        out.print(render.physics_table(rows))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fusegate", description="Performance-regression gate for fused RL-environment kernels."
@@ -220,6 +258,28 @@ def build_parser() -> argparse.ArgumentParser:
     pairs_cmd.set_defaults(func=cmd_pairs)
 
     cli_store.add_commands(commands)
+
+    collect = commands.add_parser(
+        "collect", help="run the end-to-end collector (MuJoCo G1 physics + update_state) and time its phases"
+    )
+    _task_impl_options(collect)
+    collect.add_argument("--num-envs", type=_list(_positive_int), default=[1024], metavar="N[,N...]")
+    collect.add_argument("--steps", type=_positive_int, default=100, help="timed steps (default 100)")
+    collect.add_argument("--warmup", type=int, default=10, help="untimed steps first (default 10)")
+    collect.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="MuJoCo and Numba threads (default: the placement's)",
+    )
+    collect.add_argument("--seed", type=int, default=0)
+    collect.add_argument(
+        "--physics-baseline",
+        action="store_true",
+        help="also step every timed state with a bare mujoco.batch and with mujoco.rollout, and compare",
+    )
+    collect.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    collect.set_defaults(func=cmd_collect)
 
     show = kernel_commands.add_parser("show-source", help="print the generated source of an assembled kernel")
     show.add_argument("--task", choices=kernels.TASKS, required=True)

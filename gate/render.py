@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kernels.bench import CellResult
@@ -234,4 +235,71 @@ def rules_table(rows: list[dict], base: str, head: str) -> Table:
             str(r["gate_pass"]),
             str(r["gate_inconclusive"]),
         )
+    return table
+
+
+def collect_table(rows: list[dict]) -> Table:
+    """``fusegate collect``: one row per (task, impl, N, threads), phases in us per env-step."""
+    from kernels.sim.collector import PHASES
+
+    table = Table(
+        title="End-to-end collector: microseconds per env-step by phase (mean over the timed steps)"
+    )
+    for col in ("task", "impl", "N", "thr", "env-steps/s", "step ms p50", "p95", *PHASES, "overhead", "cpu"):
+        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+    for r in rows:
+        per = r["us_per_env_step"]
+        table.add_row(
+            r["task"],
+            r["impl"],
+            str(r["num_envs"]),
+            str(r["threads"]),
+            f"{r['env_steps_per_s']:.0f}",
+            f"{r['step_ms']['median']:.1f}",
+            f"{r['step_ms']['p95']:.1f}",
+            *(f"{per[p]:.3f}" for p in PHASES),
+            f"{r['overhead_us_per_env_step']:.3f}",
+            f"{r['cpu_util']:.2f}",
+        )
+    table.caption = (
+        "overhead = getters + update_state + reset + replay + other (all but physics and the policy forward "
+        "pass); physics includes mj_forward of reset rows; cpu = CPU seconds per wall second"
+    )
+    return table
+
+
+def physics_table(rows: list[dict]) -> Table:
+    """``fusegate collect --physics-baseline``: the collector's batch step vs MuJoCo stepping alone."""
+    table = Table(
+        title="Physics: the collector's batch step vs the same states stepped alone (per-step ratios)"
+    )
+    for col in (
+        "task",
+        "impl",
+        "N",
+        "thr",
+        "collector ms",
+        "batch ms",
+        "rollout ms",
+        "collector/batch",
+        "rollout/batch",
+    ):
+        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+    for r in rows:
+        b = r["physics_baseline"]
+        c, ro = b["collector_vs_batch"], b["rollout_vs_batch"]
+        table.add_row(
+            r["task"],
+            r["impl"],
+            str(r["num_envs"]),
+            str(r["threads"]),
+            f"{b['collector_ms']:.1f}",
+            f"{b['batch_ms']:.1f}",
+            f"{b['rollout_ms']:.1f}",
+            f"{c['median']:.3f} [{c['p5']:.2f}, {c['p95']:.2f}]",
+            f"{ro['median']:.3f} [{ro['p5']:.2f}, {ro['p95']:.2f}]",
+        )
+    table.caption = escape(
+        "median of per-step ratios [p5, p95]; batch = mujoco.batch.Batch alone, rollout = mujoco.rollout"
+    )
     return table

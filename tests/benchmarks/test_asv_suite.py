@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import kernels
+
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {
     "hot_slice.HotSlice.time_update_state": "time",
@@ -17,6 +19,22 @@ EXPECTED = {
     "hot_slice.JIT.track_compile_s": "track",
     "hot_slice.JIT.track_cache_load_s": "track",
     "hot_slice.Paired.track_ratio": "track",
+    **{
+        f"collector.Collector.track_{name}": "track"
+        for name in (
+            "step_ms",
+            "us_per_env_step",
+            "overhead_us",
+            "cpu_util",
+            "physics_us",
+            "getters_us",
+            "update_state_us",
+            "reset_us",
+            "action_us",
+            "replay_us",
+            "other_us",
+        )
+    },
 }
 
 
@@ -69,8 +87,6 @@ def test_every_benchmark_is_discovered_with_its_kind(discovered):
 
 
 def test_grids_cover_every_task_and_implementation(discovered):
-    import kernels
-
     hot = discovered["hot_slice.HotSlice.time_update_state"]
     assert hot["param_names"] == ["task", "impl", "num_envs", "threads"]
     assert hot["params"][0] == [repr(t) for t in kernels.TASKS]
@@ -78,6 +94,36 @@ def test_grids_cover_every_task_and_implementation(discovered):
     paired = discovered["hot_slice.Paired.track_ratio"]
     assert "'handwritten'" not in paired["params"][1] and "'assembled'" in paired["params"][1]
     assert discovered["hot_slice.Paired.track_ratio"]["unit"] == "ratio"
+    collector = discovered["collector.Collector.track_update_state_us"]
+    assert collector["param_names"] == ["task", "impl", "num_envs"]
+    assert collector["params"][1] == [repr(i) for i in kernels.IMPLS] and collector["unit"] == "us"
+
+
+def test_collector_suite_measures_every_case_and_writes_the_sidecar():
+    """The collector suite's one measuring process, shrunk to a few envs and steps, under a placement."""
+    code = (
+        "from benchmarks import collector\n"
+        "collector.NUM_ENVS, collector.STEPS, collector.WARMUP = [4], 2, 1\n"
+        "reports = collector._measure()\n"
+        "b = collector.Collector()\n"
+        "b.setup(reports, 'g1_motion', 'assembled', 4)\n"
+        "print(len(reports), b.track_update_state_us(reports, 'g1_motion', 'assembled', 4))\n"
+    )
+    env = {**os.environ, "ASV_COMMIT": "c011ec70" * 5, "FUSEGATE_THREADS": "1", "FUSEGATE_BENCH_TRACKS": "1"}
+    sidecar = ROOT / ".asv" / "fusegate" / "c011ec70" / "collector.jsonl"
+    sidecar.unlink(missing_ok=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    cases, update_us = out.stdout.split()
+    lines = [json.loads(line) for line in sidecar.read_text().splitlines()]
+    sidecar.unlink()
+    assert int(cases) == 8 and float(update_us) > 0
+    reports = [line["report"] for line in lines if line["kind"] == "collector"]
+    assert {(r["task"], r["impl"]) for r in reports} == {
+        (task, impl) for task in kernels.TASKS for impl in kernels.registry.available(task)
+    }
+    assert all(r["threads"] == 1 and r["num_envs"] == 4 for r in reports)
 
 
 # What the gate service needs and the benchmark processes never import (they import kernels only).

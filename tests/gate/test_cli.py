@@ -131,3 +131,26 @@ def test_show_source_prints_the_generated_kernel(capsys, tmp_path):
     path.write_text('{"format": 1, "task": "g1_walk", "rewards": [{"name": "jump", "weight": 1}]}')
     assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--plan", str(path)]) == 2
     assert "unknown reward term 'jump'" in capsys.readouterr().err
+
+
+def test_collect_json_is_one_object_with_the_documented_fields(capsys):
+    argv = ["collect", "--task", "g1_walk", "--impl", "handwritten", "--num-envs", "8", "--steps", "3"]
+    assert cli.main([*argv, "--warmup", "1", "--threads", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["task"] == "g1_walk" and report["num_envs"] == 8 and report["steps"] == 3
+    assert report["env_steps_per_s"] > 0 and set(report["step_ms"]) >= {"median", "p95"}
+    phases = {"physics", "getters", "update_state", "reset", "action", "replay", "other"}
+    assert set(report["us_per_env_step"]) == phases
+
+
+def test_collect_tables_with_the_physics_baseline(capsys):
+    argv = ["collect", "--task", "g1_motion", "--impl", "numpy,assembled", "--num-envs", "4", "--steps", "3"]
+    assert cli.main([*argv, "--warmup", "0", "--physics-baseline"]) == 0
+    out = capsys.readouterr().out
+    assert "End-to-end collector" in out and out.count("g1_motion") >= 4
+    assert "collector/batch" in out and "rollout/batch" in out
+
+
+def test_collect_refuses_a_negative_warmup(capsys):
+    assert cli.main(["collect", "--task", "g1_walk", "--num-envs", "4", "--warmup", "-1"]) == 2
+    assert "--warmup must be 0 or more" in capsys.readouterr().err

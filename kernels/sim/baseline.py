@@ -1,0 +1,88 @@
+"""Physics alone, for comparison with the collector's physics phase: the same states stepped by a bare
+``mujoco.batch.Batch`` and by ``mujoco.rollout``, at the same N and threads, in the same run.
+
+Before each timed collector step the batch's state is copied to a second ``BatchSim`` (the bare batch) and to
+a ``rollout`` initial state; after the collector's step both step that copy for one control step (ctrl held),
+in random order. Only the stepping is timed, never the copies.
+"""
+
+from __future__ import annotations
+
+import time
+
+import mujoco
+import numpy as np
+from mujoco import rollout
+
+from kernels.sim.backend import BatchSim
+from kernels.sim.collector import Collector
+
+METHODS = ("batch", "rollout")
+
+
+class PhysicsBaseline:
+    def __init__(self, collector: Collector, seed: int = 0):
+        sim = collector.env.sim
+        self.sim = sim
+        self.bare = BatchSim(
+            sim.tm, sim.num_envs, sim.threads, stage=sim.stage, forward_stage=sim.forward_stage, outputs=()
+        )
+        m = sim.model
+        self.spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        self.initial = np.zeros((sim.num_envs, mujoco.mj_stateSize(m, self.spec)))
+        self.control = np.zeros((sim.num_envs, sim.tm.substeps, m.nu))
+        self.warmstart = np.zeros((sim.num_envs, m.nv))
+        self.datas = [mujoco.MjData(m) for _ in range(sim.threads)]
+        self.pool = rollout.Rollout(nthread=sim.threads if sim.threads > 1 else 0)
+        self.state_out = np.zeros((sim.num_envs, sim.tm.substeps, self.initial.shape[1]))
+        self.sensor_out = np.zeros((sim.num_envs, sim.tm.substeps, m.nsensordata))
+        self.rng = np.random.default_rng(seed)
+        self.times: dict[str, list[float]] = {name: [] for name in METHODS}
+
+    def capture(self) -> None:
+        """Copy the collector's state (after its actions are applied, before its physics step)."""
+        sim = self.sim
+        self.bare.copy_state_from(sim)
+        nq, nv = sim.model.nq, sim.model.nv
+        self.initial[:, 0] = sim["time"]
+        self.initial[:, 1 : 1 + nq] = sim.qpos
+        self.initial[:, 1 + nq : 1 + nq + nv] = sim.qvel
+        self.control[:] = sim.ctrl[:, None, :]
+        self.warmstart[:] = sim["qacc_warmstart"]
+
+    def step(self) -> None:
+        """Step the captured state with both methods, in random order, timing each."""
+        for name in self.rng.permutation(METHODS):
+            start = time.perf_counter()
+            if name == "batch":
+                self.bare.step()
+            else:
+                self.pool.rollout(
+                    self.sim.model, self.datas, self.initial, self.control, nstep=self.sim.tm.substeps, initial_warmstart=self.warmstart,
+                    state=self.state_out, sensordata=self.sensor_out,
+                )  # fmt: skip
+            self.times[str(name)].append(time.perf_counter() - start)
+
+    def summary(self, collector_step_s: np.ndarray) -> dict:
+        """Medians (ms) and per-step ratios (median, p5, p95) against the bare batch on the same states."""
+        batch = np.array(self.times["batch"])
+        rollout_s = np.array(self.times["rollout"])
+
+        def ratio(a: np.ndarray) -> dict[str, float]:
+            r = a / batch
+            return {
+                "median": float(np.median(r)),
+                "p5": float(np.percentile(r, 5)),
+                "p95": float(np.percentile(r, 95)),
+            }
+
+        return {
+            "batch_ms": float(np.median(batch) * 1e3),
+            "rollout_ms": float(np.median(rollout_s) * 1e3),
+            "collector_ms": float(np.median(collector_step_s) * 1e3),
+            "collector_vs_batch": ratio(collector_step_s),
+            "rollout_vs_batch": ratio(rollout_s),
+        }
+
+    def close(self) -> None:
+        self.pool.close()

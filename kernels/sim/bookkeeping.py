@@ -1,0 +1,86 @@
+"""The env's per-step bookkeeping as compiled loops: actions into ctrl and pushes before physics, counters,
+command resampling and the reset mask after ``update_state`` (spec A1 for g1_walk, B7 for g1_motion).
+
+Random numbers come from the counter-based generator of ``getters`` (element r * DRAWS + k of the call's
+stream), so the bookkeeping of a seed is the same on any thread count and for any implementation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from kernels.sim.getters import uniform
+
+DRAWS = 8  # random numbers per env per call
+
+
+@njit(inline="always")
+def _u(key, r, k, lo, hi):
+    return lo + (hi - lo) * np.float64(uniform(key, r * DRAWS + k))
+
+
+@njit(cache=True)
+def apply_actions(actions, scale, default_pose, snap_actions, ctrl):
+    """snap actions = actions; ctrl = default_pose + scale * actions."""
+    for i in range(actions.shape[0]):
+        for j in range(actions.shape[1]):
+            a = actions[i, j]
+            snap_actions[i, j] = a
+            ctrl[i, j] = default_pose[j] + scale[j] * a
+
+
+@njit(cache=True)
+def walk_push(key, push_steps, push_interval, magnitude, qvel):
+    """Spec A1: when (push_step + 1) mod interval == 0, m (cos t, sin t) is added to the base xy velocity."""
+    for r in range(push_steps.shape[0]):
+        push_steps[r] += 1
+        if push_steps[r] % push_interval[r] == 0:
+            theta = _u(key, r, 0, 0.0, 2 * np.pi)
+            m = _u(key, r, 1, magnitude[0], magnitude[1])
+            qvel[r, 0] += m * math.cos(theta)
+            qvel[r, 1] += m * math.sin(theta)
+
+
+@njit(cache=True)
+def walk_advance(
+    key, done, actions, last_actions, episode_steps, command_steps, commands, command_range, zero_command_prob,
+    resample_after, episode_limit, reset,
+):  # fmt: skip
+    """last_actions, counters, the command resample past ``resample_after`` steps; the reset mask."""
+    for r in range(done.shape[0]):
+        for j in range(actions.shape[1]):
+            last_actions[r, j] = actions[r, j]
+        episode_steps[r] += 1
+        command_steps[r] += 1
+        if command_steps[r] > resample_after:
+            zero = _u(key, r, 0, 0.0, 1.0) < zero_command_prob
+            for c in range(3):
+                commands[r, c] = 0.0 if zero else _u(key, r, 1 + c, -command_range[c], command_range[c])
+            command_steps[r] = 0
+        reset[r] = done[r] != 0 or episode_steps[r] >= episode_limit
+
+
+@njit(cache=True)
+def motion_advance(
+    key, done, actions, last_actions, episode_steps, time_steps, frames, episode_limit, bins, failed,
+    push_countdown, push_interval_steps, twist_noise, qvel, reset,
+):  # fmt: skip
+    """last_actions, the episode counter, failures per bin (before t advances), t += 1, the interval push
+    (U(twist_noise) added to the root twist); the reset mask: terminated, timed out or past the clip's end."""
+    failed[:] = 0
+    for r in range(done.shape[0]):
+        for j in range(actions.shape[1]):
+            last_actions[r, j] = actions[r, j]
+        episode_steps[r] += 1
+        if done[r]:
+            failed[min(time_steps[r] * bins // frames, bins - 1)] += 1
+        time_steps[r] += 1
+        push_countdown[r] -= 1
+        if push_countdown[r] <= 0:
+            for c in range(6):
+                qvel[r, c] += _u(key, r, c, -twist_noise[c], twist_noise[c])
+            push_countdown[r] = round(_u(key, r, 6, push_interval_steps[0], push_interval_steps[1]))
+        reset[r] = done[r] != 0 or episode_steps[r] >= episode_limit or time_steps[r] >= frames

@@ -1,0 +1,265 @@
+"""The end-to-end collector: policy, physics, snapshot, ``update_state`` through any implementation, reset, replay.
+
+One ``step`` is timed phase by phase (``PHASES``): ``action`` (the MLP forward pass and sampling), ``replay`` (the
+ring-buffer writes), ``physics`` (the batch step alone), ``getters`` (snapshot arrays from MuJoCo),
+``update_state`` (the kernel), ``reset`` (new episodes for the done envs and their first observations), and
+``other`` (ctrl writes, pushes, observation noise draws, counters and command resampling: the env's
+bookkeeping). ``run`` warms up, then reports an active window: step-time median and p95, env-steps/s, CPU
+utilisation, and each phase in microseconds per env-step.
+
+A collector is built for one task, implementation and plan; an implementation that cannot serve the plan, or a
+plan that reads an array the MuJoCo env does not provide or has no policy observation group, is refused at
+construction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numba
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import kernels
+from kernels.kernel import Kernel, max_threads
+from kernels.sim.env import POLICY_OBS, TaskEnv
+from kernels.sim.motion import MotionEnv
+from kernels.sim.policy import MLPPolicy
+from kernels.sim.replay import Replay
+from kernels.sim.walk import WalkEnv
+from kernels.spec import TaskPlan
+
+if TYPE_CHECKING:
+    from kernels.sim.baseline import PhysicsBaseline
+
+PHASES = ("physics", "getters", "update_state", "reset", "action", "replay", "other")
+# Physics is the batch step plus mj_forward of the reset rows; both are also reported on their own.
+PHYSICS_PARTS = ("step", "reset_forward")
+# Everything but physics and the policy forward pass: the harness cost the issue budgets per env-step.
+OVERHEAD_PHASES = ("getters", "update_state", "reset", "replay", "other")
+ENVS: dict[str, type[TaskEnv]] = {"g1_walk": WalkEnv, "g1_motion": MotionEnv}
+
+
+def check_threads(threads: int | None) -> int:
+    if threads is None:
+        return max_threads()
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= max_threads():
+        raise ValueError(
+            f"threads must be an integer from 1 to {max_threads()} (the threads Numba may use here), "
+            f"got {threads!r}"
+        )
+    return threads
+
+
+class Collector:
+    """``num_envs`` envs of ``task`` collecting with ``impl``'s ``update_state``."""
+
+    def __init__(
+        self,
+        task: str,
+        impl: str,
+        *,
+        num_envs: int,
+        threads: int | None = None,
+        seed: int = 0,
+        plan: TaskPlan | None = None,
+        policy_threads: int = 1,
+    ):
+        if task not in ENVS:
+            raise ValueError(f"unknown task {task!r}; known tasks: {', '.join(ENVS)}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.task, self.impl, self.num_envs = task, impl, num_envs
+        self.threads = check_threads(threads)
+        self.policy_threads = check_threads(policy_threads)
+        self.plan = kernels.registry.default_plan(task) if plan is None else plan
+        self.kernel = kernels.load(task, impl, num_envs=num_envs, threads=self.threads, plan=self.plan)
+        self.out = self.kernel.outputs
+        if POLICY_OBS not in self.out:
+            raise ValueError(
+                f"plan {self.plan.hash[:12]} of {task} has no {POLICY_OBS!r} observation group for the policy; "
+                f"add one (groups: {', '.join(g.name for g in self.plan.observations)})"
+            )
+        self.env = ENVS[task](num_envs, self.threads, seed)
+        missing = [s.name for s in self.kernel.contract.snapshot if s.name not in self.env.snap]
+        if missing:
+            raise ValueError(
+                f"plan {self.plan.hash[:12]} of {task} reads {', '.join(missing)}, which the MuJoCo {task} env "
+                "does not provide; drop the terms that read it"
+            )
+        self.rng = np.random.default_rng(seed + 1)
+        act_dim = self.env.snap["actions"].shape[1]
+        obs_dim = self.out[POLICY_OBS].shape[1]
+        self.policy = MLPPolicy(obs_dim, act_dim, num_envs, seed + 2)
+        self.replay = Replay(num_envs, obs_dim, act_dim)
+        self.steps = 0
+        self.resets = 0
+        with self.threads_limited():
+            self.env.preload_reset_kernels(self._kernel_for)
+            self.env.reset(self.env.all_rows, self.out, self._kernel_for)
+
+    def _kernel_for(self, rows: int) -> Kernel:
+        if rows == self.num_envs:
+            return self.kernel
+        return kernels.load(self.task, self.impl, num_envs=rows, threads=self.threads, plan=self.plan)
+
+    @contextlib.contextmanager
+    def threads_limited(self):
+        """Numba (getters, kernels) and MuJoCo run on ``threads`` threads, BLAS (the policy) on ``policy_threads``."""
+        previous = numba.get_num_threads()
+        numba.set_num_threads(self.threads)
+        try:
+            with threadpool_limits(limits=self.policy_threads, user_api="blas"):
+                yield
+        finally:
+            numba.set_num_threads(previous)
+
+    def step(self, times: np.ndarray | None = None, before_physics: Callable[[], None] | None = None) -> None:
+        """One control step for every env.
+
+        Phase times (s) go into ``times`` when given: the ``PHASES``, then the ``PHYSICS_PARTS``.
+        ``before_physics`` runs untimed just before the batch step (physics baselines copy the state there).
+        """
+        env, out, clock = self.env, self.out, time.perf_counter
+        t0 = clock()
+        actions = self.policy.act(out[POLICY_OBS], self.rng)
+        t1 = clock()
+        self.replay.write_step(out[POLICY_OBS], actions)
+        t2 = clock()
+        env.apply_actions(actions)
+        if before_physics is not None:
+            before_physics()
+        t3 = clock()
+        env.sim.step()
+        t4 = clock()
+        env.fill_snapshot(env.all_rows, env.snap)
+        t5 = clock()
+        self.kernel.update_state(env.snap)
+        t6 = clock()
+        self.replay.write_outcome(out["reward"], out["done"])
+        t7 = clock()
+        rows = env.advance(out)
+        t8 = clock()
+        t9 = t10 = t11 = t8
+        if len(rows):
+            env.begin_reset(rows)
+            t9 = clock()
+            env.sim.forward_rows(rows)
+            t10 = clock()
+            env.finish_reset(rows, out, self._kernel_for)
+            t11 = clock()
+            self.resets += len(rows)
+        self.steps += 1
+        if times is not None:
+            reset, forward = (t9 - t8) + (t11 - t10), t10 - t9
+            replay, other = (t2 - t1) + (t7 - t6), (t3 - t2) + (t8 - t7)
+            times[:] = (t4 - t3 + forward, t5 - t4, t6 - t5, reset, t1 - t0, replay, other, t4 - t3, forward)
+
+    def run(
+        self,
+        steps: int,
+        *,
+        warmup: int = 10,
+        progress: Callable[[int, int], None] | None = None,
+        baseline: PhysicsBaseline | None = None,
+    ) -> CollectReport:
+        """``warmup`` untimed steps, then ``steps`` timed ones; the report covers the timed window.
+
+        With a ``baseline``, every timed step's physics is also stepped alone (bare batch and rollout) on a copy
+        of the same state; those extra steps are excluded from the step times but not from the wall time that
+        CPU utilisation is measured over.
+        """
+        times = np.zeros((steps, len(PHASES) + len(PHYSICS_PARTS)))
+        wall = np.zeros(steps)
+        rewards = np.zeros(steps)
+        with self.threads_limited():
+            for k in range(warmup):
+                self.step()
+                if progress:
+                    progress(k + 1, warmup + steps)
+            resets_before = self.resets
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            for k in range(steps):
+                start = time.perf_counter()
+                self.step(times[k], before_physics=baseline.capture if baseline else None)
+                wall[k] = time.perf_counter() - start
+                if baseline:
+                    baseline.step()
+                rewards[k] = float(self.out["reward"].mean())
+                if progress:
+                    progress(warmup + k + 1, warmup + steps)
+            cpu, elapsed = time.process_time() - cpu0, time.perf_counter() - wall0
+        report = CollectReport(
+            task=self.task,
+            impl=self.impl,
+            num_envs=self.num_envs,
+            threads=self.threads,
+            steps=steps,
+            warmup=warmup,
+            step_s=wall,
+            phase_s=times,
+            cpu_util=cpu / elapsed,
+            resets=self.resets - resets_before,
+            mean_reward=float(rewards.mean()),
+        )
+        if baseline:
+            report.extra["physics_baseline"] = baseline.summary(times[:, len(PHASES)])
+        return report
+
+
+@dataclass
+class CollectReport:
+    task: str
+    impl: str
+    num_envs: int
+    threads: int
+    steps: int
+    warmup: int
+    step_s: np.ndarray  # (steps,) wall time of each step
+    phase_s: np.ndarray  # (steps, len(PHASES) + len(PHYSICS_PARTS))
+    cpu_util: float  # CPU seconds per wall second over the window
+    resets: int
+    mean_reward: float
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def us_per_env_step(self) -> dict[str, float]:
+        """Mean phase time per env-step (us); the phases sum to the mean step time."""
+        means = self.phase_s[:, : len(PHASES)].mean(axis=0) / self.num_envs * 1e6
+        return {name: float(v) for name, v in zip(PHASES, means, strict=True)}
+
+    @property
+    def physics_us(self) -> dict[str, float]:
+        means = self.phase_s[:, len(PHASES) :].mean(axis=0) / self.num_envs * 1e6
+        return {name: float(v) for name, v in zip(PHYSICS_PARTS, means, strict=True)}
+
+    @property
+    def overhead_us(self) -> float:
+        per = self.us_per_env_step
+        return sum(per[p] for p in OVERHEAD_PHASES)
+
+    def to_dict(self) -> dict:
+        return {
+            "task": self.task,
+            "impl": self.impl,
+            "num_envs": self.num_envs,
+            "threads": self.threads,
+            "steps": self.steps,
+            "warmup": self.warmup,
+            "env_steps_per_s": self.num_envs * self.steps / float(self.step_s.sum()),
+            "step_ms": {
+                "median": float(np.median(self.step_s) * 1e3),
+                "p95": float(np.percentile(self.step_s, 95) * 1e3),
+            },
+            "us_per_env_step": self.us_per_env_step,
+            "physics_us_per_env_step": self.physics_us,
+            "overhead_us_per_env_step": self.overhead_us,
+            "cpu_util": self.cpu_util,
+            "resets": self.resets,
+            "mean_reward": self.mean_reward,
+            **self.extra,
+        }

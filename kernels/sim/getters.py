@@ -1,0 +1,99 @@
+"""Snapshot getters: the spec E2/E3 float32 arrays filled from a batch's live float64 MuJoCo state.
+
+Each getter is one fused ``@njit(parallel=True)`` loop over the requested rows (all envs on the hot path, the
+reset rows after a reset), so no Python loop runs per env. Output row ``i`` comes from simulation
+``rows[i]``. Body velocities are taken at the body origin, as mjlab does (spec B2):
+``v = cvel_lin - w x (subtree_com[root] - xpos)``, which equals ``mj_objectVelocity(mjOBJ_XBODY, world)``.
+
+The same loop draws the observation noise ``noise_u`` of its rows from a counter-based generator
+(``uniform``: SplitMix64 of the seed, the draw and the element), so a draw is a pure function of
+(seed, draw, row, column): the same on any thread count, and no serial generator sits on the hot path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S40 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(40)
+_UNIT = np.float32(1.0 / (1 << 24))
+
+
+@njit(inline="always")
+def _mix(z):
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True)
+def stream(seed, draw):
+    """The 64-bit key of one draw (one getter call) of one seed."""
+    return _mix(_mix(np.uint64(seed) + _GAMMA) ^ (np.uint64(draw) * _GAMMA))
+
+
+@njit(inline="always")
+def uniform(key, index):
+    """A float32 in [0, 1) with 24 random bits: element ``index`` of the draw ``key``."""
+    return np.float32(_mix(key + (np.uint64(index) + np.uint64(1)) * _GAMMA) >> _S40) * _UNIT
+
+
+@njit(inline="always")
+def _noise_row(key, r, out, i):
+    cols = out.shape[1]
+    for j in range(cols):
+        out[i, j] = uniform(key, r * cols + j)
+
+
+@njit(parallel=True, cache=True)
+def walk_rows(
+    rows, key, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
+    out_qpos, out_qvel, out_sd, out_af, out_feet, out_noise,
+):  # fmt: skip
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        for j in range(qpos.shape[1]):
+            out_qpos[i, j] = qpos[r, j]
+        for j in range(qvel.shape[1]):
+            out_qvel[i, j] = qvel[r, j]
+        for j in range(sensordata.shape[1]):
+            out_sd[i, j] = sensordata[r, j]
+        for j in range(actuator_force.shape[1]):
+            out_af[i, j] = actuator_force[r, j]
+        for f in range(feet_sites.shape[0]):
+            for c in range(3):
+                out_feet[i, f, c] = site_xpos[r, feet_sites[f], c]
+        _noise_row(key, r, out_noise, i)
+
+
+@njit(parallel=True, cache=True)
+def motion_rows(
+    rows, key, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
+    out_pos, out_quat, out_lin, out_ang, out_jpos, out_jvel, out_noise,
+):  # fmt: skip
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        for k in range(bodies.shape[0]):
+            b = bodies[k]
+            root = roots[k]
+            wx, wy, wz = cvel[r, b, 0], cvel[r, b, 1], cvel[r, b, 2]
+            dx = subtree_com[r, root, 0] - xpos[r, b, 0]
+            dy = subtree_com[r, root, 1] - xpos[r, b, 1]
+            dz = subtree_com[r, root, 2] - xpos[r, b, 2]
+            out_lin[i, k, 0] = cvel[r, b, 3] - (wy * dz - wz * dy)
+            out_lin[i, k, 1] = cvel[r, b, 4] - (wz * dx - wx * dz)
+            out_lin[i, k, 2] = cvel[r, b, 5] - (wx * dy - wy * dx)
+            out_ang[i, k, 0] = wx
+            out_ang[i, k, 1] = wy
+            out_ang[i, k, 2] = wz
+            for c in range(3):
+                out_pos[i, k, c] = xpos[r, b, c]
+            for c in range(4):
+                out_quat[i, k, c] = xquat[r, b, c]
+        for j in range(out_jpos.shape[1]):
+            out_jpos[i, j] = qpos[r, 7 + j]
+            out_jvel[i, j] = qvel[r, 6 + j]
+        _noise_row(key, r, out_noise, i)

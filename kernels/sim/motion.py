@@ -1,0 +1,92 @@
+"""g1_motion as a batch environment: BeyondMimic-style tracking of the generated reference clip (spec B).
+
+Per step (spec B7): ctrl = q_default + s a, 4 substeps, then the velocity stage at the new state (positions,
+velocities and sensors current, as mjlab reads them), the snapshot, ``update_state`` (terminations and rewards at
+frame t, then p~/q~ and observations at t' = min(t+1, T-1)), then the env's bookkeeping: the episode counter, a
+time-out at 500 steps, the frame counter t += 1, the adaptive-sampling failure EMA, and an interval push.
+Envs that terminated, timed out or ran off the clip's end are reset by reference-state initialisation (RSI) from
+a frame drawn by adaptive sampling (spec B7): root pose and twist from the clip plus uniform noise, joints from the
+clip plus U(+-0.1) clipped to the soft limits, joint velocities from the clip.
+Startup domain randomisation (spec B7) is off.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from kernels.sim import bookkeeping, getters, motion_clip, resets
+from kernels.sim.env import TaskEnv
+from kernels.sim.models import motion_model
+from kernels.tasks import g1_motion as task
+
+EPISODE_STEPS = 500
+BIN_FRAMES = 50
+FAILURE_ALPHA = 0.001
+UNIFORM_RATIO = 0.1
+POSE_NOISE = np.array([0.05, 0.05, 0.01])  # root xyz
+ROT_NOISE = np.array([0.1, 0.1, 0.2])  # roll, pitch, yaw
+TWIST_NOISE = np.array([0.5, 0.5, 0.2, 0.52, 0.52, 0.78])  # vx vy vz, wx wy wz (world)
+JOINT_NOISE = 0.1
+PUSH_INTERVAL_S = (1.0, 3.0)
+LIBRARY = tuple(s.name for s in task.CONTRACT.inputs if s.shape[0] == "T")  # the motion_* arrays
+
+
+class MotionEnv(TaskEnv):
+    task = "g1_motion"
+    stage = forward_stage = mujoco.mjtStage.mjSTAGE_VEL
+    outputs = ("xpos", "xquat", "cvel", "subtree_com")
+    physical = (
+        "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w", "joint_pos", "joint_vel", "noise_u",
+    )  # fmt: skip
+    shared = LIBRARY
+    keeps_state_on_reset = ("rel_body_pos", "rel_body_quat")
+
+    def __init__(self, num_envs: int, threads: int, seed: int, clip: dict[str, np.ndarray] | None = None):
+        self.clip = motion_clip.load() if clip is None else clip
+        self.frames = len(self.clip["joint_pos"])
+        super().__init__(motion_model(), num_envs, threads, seed, frames=self.frames)
+        self.snap.update(motion_clip.tracked_library(self.clip))
+        m = self.tm.model
+        self.bodies = np.array([m.body(name).id for name in task.BODIES], dtype=np.int64)
+        self.roots = m.body_rootid[self.bodies].astype(np.int64)
+        self.bins = self.frames // BIN_FRAMES + 1
+        self.fail_ema = np.zeros(self.bins)
+        self.episode_steps = np.zeros(num_envs, np.int64)
+        self.push_countdown = np.zeros(num_envs, np.int64)
+        self.push_interval_steps = np.array(PUSH_INTERVAL_S) / task.DT
+        self.failed = np.zeros(self.bins, np.int64)
+
+    def _get(self, rows: np.ndarray, key: np.uint64, out: dict[str, np.ndarray]) -> None:
+        s = self.sim
+        getters.motion_rows(
+            rows, key, s["xpos"], s["xquat"], s["cvel"], s["subtree_com"], self.bodies, self.roots, s.qpos, s.qvel,
+            out["body_pos_w"], out["body_quat_w"], out["body_lin_vel_w"], out["body_ang_vel_w"], out["joint_pos"],
+            out["joint_vel"], out["noise_u"],
+        )  # fmt: skip
+
+    def advance(self, out: dict[str, np.ndarray]) -> np.ndarray:
+        snap = self.snap
+        bookkeeping.motion_advance(
+            self.key("bookkeeping"), out["done"], snap["actions"], snap["last_actions"], self.episode_steps,
+            snap["time_steps"], self.frames, EPISODE_STEPS, self.bins, self.failed, self.push_countdown,
+            self.push_interval_steps, TWIST_NOISE, self.sim.qvel, self.reset_mask,
+        )  # fmt: skip
+        self.fail_ema = FAILURE_ALPHA * self.failed + (1 - FAILURE_ALPHA) * self.fail_ema
+        return np.flatnonzero(self.reset_mask)
+
+    def begin_reset(self, rows: np.ndarray) -> None:
+        sim, snap, clip = self.sim, self.snap, self.clip
+        bin_cdf = np.cumsum(self.fail_ema + UNIFORM_RATIO / self.bins)  # adaptive sampling (spec B7)
+        resets.motion_reset(
+            rows, self.key("reset"), bin_cdf, self.frames, clip["body_pos_w"][:, 0], clip["body_quat_w"][:, 0],
+            clip["body_lin_vel_w"][:, 0], clip["body_ang_vel_w"][:, 0], clip["joint_pos"], clip["joint_vel"],
+            POSE_NOISE, ROT_NOISE, TWIST_NOISE, JOINT_NOISE, task.SOFT_LOWER, task.SOFT_UPPER, self.tm.default_pose,
+            self.push_interval_steps,
+            sim.qpos, sim.qvel, sim.ctrl, sim["time"], sim["qacc_warmstart"], snap["time_steps"], snap["actions"],
+            snap["last_actions"], self.episode_steps, self.push_countdown,
+        )  # fmt: skip
+
+    def after_reset(self, rows: np.ndarray) -> None:
+        """The kernel run on the reset rows computed p~/q~ and observations at t + 1: advance t to it."""
+        self.snap["time_steps"][rows] = np.minimum(self.snap["time_steps"][rows] + 1, self.frames - 1)

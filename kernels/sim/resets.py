@@ -1,0 +1,134 @@
+"""New episodes for the reset rows, as one compiled loop per task (spec A1 for g1_walk, B7 for g1_motion).
+
+A reset touches only its rows: it writes their MuJoCo state (qpos, qvel, ctrl; time and warm start cleared)
+and their bookkeeping, drawing every random number from the counter-based generator of ``getters`` (draw k of
+row r is element r * DRAWS + k), so a reset is a pure function of (seed, reset call, row) and no Python loop
+or chain of small NumPy calls runs per reset. The caller then runs mj_forward on the rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from kernels.geometry import quat_mul, quat_rotate_inv
+from kernels.sim.getters import uniform
+
+DRAWS = 48  # random numbers per reset row (each task uses fewer)
+
+
+@njit(inline="always")
+def _u(key, r, k, lo, hi):
+    return lo + (hi - lo) * np.float64(uniform(key, r * DRAWS + k))
+
+
+@njit(inline="always")
+def _quat_from_euler(roll, pitch, yaw):
+    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
+    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
+    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
+    return (
+        cr * cp * cy + sr * sp * sy,
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+    )
+
+
+@njit(inline="always")
+def _clear(r, time, warmstart):
+    time[r] = 0.0
+    for j in range(warmstart.shape[1]):
+        warmstart[r, j] = 0.0
+
+
+@njit(cache=True)
+def walk_reset(
+    rows, key, key_qpos, command_range, zero_command_prob, gait_freq, push_interval_steps, ctrl_dt,
+    qpos, qvel, ctrl, time, warmstart,
+    commands, phase, phase_dt, feet_air_time, last_contact, feet_peak_height, actions, last_actions,
+    command_steps, episode_steps, push_steps, push_interval,
+):  # fmt: skip
+    nj = qpos.shape[1] - 7
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for j in range(qpos.shape[1]):
+            qpos[r, j] = key_qpos[j]
+        qpos[r, 0] += _u(key, r, 0, -0.5, 0.5)
+        qpos[r, 1] += _u(key, r, 1, -0.5, 0.5)
+        heading = _quat_from_euler(0.0, 0.0, _u(key, r, 2, -3.14, 3.14))
+        q = quat_mul((qpos[r, 3], qpos[r, 4], qpos[r, 5], qpos[r, 6]), heading)
+        for c in range(4):
+            qpos[r, 3 + c] = q[c]
+        for j in range(nj):
+            qpos[r, 7 + j] *= _u(key, r, 3 + j, 0.5, 1.5)
+            ctrl[r, j] = qpos[r, 7 + j]
+        for j in range(qvel.shape[1]):
+            qvel[r, j] = _u(key, r, 3 + nj + j, -0.5, 0.5) if j < 6 else 0.0
+        _clear(r, time, warmstart)
+        k = 9 + nj  # draws 0 .. 8 + nj are taken above
+        zero = _u(key, r, k, 0.0, 1.0) < zero_command_prob
+        for c in range(3):
+            commands[r, c] = 0.0 if zero else _u(key, r, k + 1 + c, -command_range[c], command_range[c])
+        phase[r, 0], phase[r, 1] = 0.0, np.pi
+        phase_dt[r] = 2 * np.pi * ctrl_dt * _u(key, r, k + 4, gait_freq[0], gait_freq[1])
+        push_interval[r] = round(_u(key, r, k + 5, push_interval_steps[0], push_interval_steps[1]))
+        for f in range(2):
+            feet_air_time[r, f] = 0.0
+            last_contact[r, f] = 0
+            feet_peak_height[r, f] = 0.0
+        for j in range(nj):
+            actions[r, j] = 0.0
+            last_actions[r, j] = 0.0
+        command_steps[r] = episode_steps[r] = push_steps[r] = 0
+
+
+@njit(cache=True)
+def motion_reset(
+    rows, key, bin_cdf, frames, root_pos, root_quat, root_lin_vel, root_ang_vel, clip_joint_pos, clip_joint_vel,
+    pose_noise, rot_noise, twist_noise, joint_noise, soft_lower, soft_upper, default_pose, push_interval_steps,
+    qpos, qvel, ctrl, time, warmstart, time_steps, actions, last_actions, episode_steps, push_countdown,
+):  # fmt: skip
+    bins = bin_cdf.shape[0]
+    nj = clip_joint_pos.shape[1]
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        # adaptive sampling: a bin from the failure-weighted distribution, then a frame inside it
+        u = _u(key, r, 0, 0.0, 1.0) * bin_cdf[bins - 1]
+        b = 0
+        while b < bins - 1 and bin_cdf[b] <= u:
+            b += 1
+        t = min(int((b + _u(key, r, 1, 0.0, 1.0)) / bins * (frames - 1)), frames - 1)
+        time_steps[r] = t
+        for c in range(3):
+            qpos[r, c] = root_pos[t, c] + _u(key, r, 2 + c, -pose_noise[c], pose_noise[c])
+        tilt = _quat_from_euler(
+            _u(key, r, 5, -rot_noise[0], rot_noise[0]),
+            _u(key, r, 6, -rot_noise[1], rot_noise[1]),
+            _u(key, r, 7, -rot_noise[2], rot_noise[2]),
+        )
+        q = quat_mul(tilt, (root_quat[t, 0], root_quat[t, 1], root_quat[t, 2], root_quat[t, 3]))
+        for c in range(4):
+            qpos[r, 3 + c] = q[c]
+        for c in range(3):
+            qvel[r, c] = root_lin_vel[t, c] + _u(key, r, 8 + c, -twist_noise[c], twist_noise[c])
+        w = (
+            root_ang_vel[t, 0] + _u(key, r, 11, -twist_noise[3], twist_noise[3]),
+            root_ang_vel[t, 1] + _u(key, r, 12, -twist_noise[4], twist_noise[4]),
+            root_ang_vel[t, 2] + _u(key, r, 13, -twist_noise[5], twist_noise[5]),
+        )
+        local = quat_rotate_inv(q, w)  # the free joint's angular velocity is in the body frame
+        for c in range(3):
+            qvel[r, 3 + c] = local[c]
+        for j in range(nj):
+            target = clip_joint_pos[t, j] + _u(key, r, 14 + j, -joint_noise, joint_noise)
+            qpos[r, 7 + j] = min(max(target, soft_lower[j]), soft_upper[j])
+            qvel[r, 6 + j] = clip_joint_vel[t, j]
+            ctrl[r, j] = default_pose[j]
+            actions[r, j] = 0.0
+            last_actions[r, j] = 0.0
+        _clear(r, time, warmstart)
+        episode_steps[r] = 0
+        push_countdown[r] = round(_u(key, r, 14 + nj, push_interval_steps[0], push_interval_steps[1]))

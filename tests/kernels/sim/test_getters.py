@@ -1,0 +1,124 @@
+"""Getters against MuJoCo's own per-env data, the counter-based noise, and resets that touch only their rows."""
+
+from __future__ import annotations
+
+import mujoco
+import numba
+import numpy as np
+import pytest
+
+from kernels.sim import getters
+from kernels.sim.collector import Collector
+from kernels.tasks import g1_motion
+
+
+def _stepped(task: str) -> Collector:
+    c = Collector(task, "handwritten", num_envs=6, threads=2, seed=3)
+    with c.threads_limited():
+        for _ in range(12):
+            c.step()
+    return c
+
+
+@pytest.fixture(scope="module")
+def walk() -> Collector:
+    return _stepped("g1_walk")
+
+
+@pytest.fixture(scope="module")
+def motion() -> Collector:
+    return _stepped("g1_motion")
+
+
+@pytest.fixture(params=["walk", "motion"])
+def collector(request) -> Collector:
+    return request.getfixturevalue(request.param)
+
+
+def _fresh_snapshot(c: Collector) -> dict[str, np.ndarray]:
+    env = c.env
+    out = {name: np.full_like(env.snap[name], np.nan) for name in env.physical if name != "noise_u"}
+    out["noise_u"] = np.full_like(env.snap["noise_u"], np.nan)
+    env.fill_snapshot(env.all_rows, out)
+    return out
+
+
+def test_walk_getters_agree_with_each_envs_mjdata(walk):
+    env, snap = walk.env, _fresh_snapshot(walk)
+    m = env.tm.model
+    feet = [m.site("left_foot").id, m.site("right_foot").id]
+    for sim in range(env.num_envs):
+        d = env.sim.get_data(sim)
+        np.testing.assert_allclose(snap["qpos"][sim], d.qpos, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(snap["qvel"][sim], d.qvel, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(snap["sensordata"][sim], d.sensordata, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(snap["actuator_force"][sim], d.actuator_force, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(snap["feet_pos"][sim], d.site_xpos[feet], rtol=1e-6, atol=1e-6)
+
+
+def test_motion_getters_agree_with_mj_object_velocity(motion):
+    env, snap = motion.env, _fresh_snapshot(motion)
+    m = env.tm.model
+    velocity = np.zeros(6)
+    for sim in range(env.num_envs):
+        d = env.sim.get_data(sim)
+        for k, name in enumerate(g1_motion.BODIES):
+            b = m.body(name).id
+            mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_XBODY, b, velocity, 0)
+            np.testing.assert_allclose(snap["body_pos_w"][sim, k], d.xpos[b], atol=1e-6)
+            np.testing.assert_allclose(snap["body_quat_w"][sim, k], d.xquat[b], atol=1e-6)
+            np.testing.assert_allclose(snap["body_ang_vel_w"][sim, k], velocity[:3], rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(snap["body_lin_vel_w"][sim, k], velocity[3:], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(snap["joint_pos"][sim], d.qpos[7:], atol=1e-6)
+        np.testing.assert_allclose(snap["joint_vel"][sim], d.qvel[6:], rtol=1e-6, atol=1e-5)
+
+
+def test_noise_is_uniform_and_independent_of_the_thread_count(collector):
+    env = collector.env
+    rows = np.arange(env.num_envs, dtype=np.int64)
+    key = np.uint64(getters.stream(123, 7))
+    draws = []
+    for threads in (1, 2):
+        out = {name: np.empty_like(env.snap[name]) for name in env.physical}
+        numba.set_num_threads(threads)
+        try:
+            env._get(rows, key, out)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        draws.append(out["noise_u"])
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert ((draws[0] >= 0) & (draws[0] < 1)).all()
+    big = _many(key)
+    assert abs(big.mean() - 0.5) < 0.01 and abs(big.var() - 1 / 12) < 0.005
+    assert len(np.unique(draws[0])) == draws[0].size  # no repeats across rows and columns
+
+
+def _many(key: np.uint64) -> np.ndarray:
+    out = np.empty((2000, 10), np.float32)
+    _fill(np.arange(2000, dtype=np.int64), key, out)
+    return out.ravel()
+
+
+@numba.njit(cache=False)
+def _fill(rows, key, out):
+    for i in range(rows.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = getters.uniform(key, rows[i] * out.shape[1] + j)
+
+
+def test_a_reset_touches_only_its_rows(collector):
+    env = collector.env
+    sim = env.sim
+    before = {name: sim[name].copy() for name in ("qpos", "qvel", "ctrl")}
+    snap_before = {name: arr.copy() for name, arr in env.snap.items()}
+    rows = np.array([1, 4], dtype=np.int64)
+    with collector.threads_limited():
+        env.begin_reset(rows)
+        sim.forward_rows(rows)
+    keep = np.setdiff1d(np.arange(env.num_envs), rows)
+    for name, arr in before.items():
+        np.testing.assert_array_equal(sim[name][keep], arr[keep])
+        assert not np.array_equal(sim[name][rows], arr[rows]), name
+    for name, arr in env.snap.items():
+        if arr.shape and arr.shape[0] == env.num_envs and name not in env.physical:
+            np.testing.assert_array_equal(arr[keep], snap_before[name][keep])
