@@ -131,6 +131,7 @@ class Collector:
         self.replay.write_step(out[POLICY_OBS], actions)
         t2 = clock()
         env.apply_actions(actions)
+        t_applied = clock()
         if before_physics is not None:
             before_physics()
         t3 = clock()
@@ -156,7 +157,7 @@ class Collector:
         self.steps += 1
         if times is not None:
             reset, forward = (t9 - t8) + (t11 - t10), t10 - t9
-            replay, other = (t2 - t1) + (t7 - t6), (t3 - t2) + (t8 - t7)
+            replay, other = (t2 - t1) + (t7 - t6), (t_applied - t2) + (t8 - t7)
             times[:] = (t4 - t3 + forward, t5 - t4, t6 - t5, reset, t1 - t0, replay, other, t4 - t3, forward)
 
     def run(
