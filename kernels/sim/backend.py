@@ -47,9 +47,10 @@ class BatchSim:
     def __getitem__(self, name: str) -> np.ndarray:
         return self.views[name]
 
-    def step(self) -> None:
-        """One control step: ``substeps`` calls of mj_step with ctrl held, then the stages asked for."""
-        self.batch.step(nstep=self.tm.substeps, stage=self.stage)
+    def step(self, rows: np.ndarray | None = None) -> None:
+        """One control step of ``rows`` (default: all): ``substeps`` mj_step calls with ctrl held, then the
+        stages asked for."""
+        self.batch.step(ids=rows, nstep=self.tm.substeps, stage=self.stage)
 
     def write_state(self, rows: np.ndarray, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
         """Start new episodes in ``rows``: their state is set, everything else a step carries is cleared."""

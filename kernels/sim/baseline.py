@@ -39,9 +39,10 @@ class PhysicsBaseline:
         self.rng = np.random.default_rng(seed)
         self.times: dict[str, list[float]] = {name: [] for name in METHODS}
 
-    def capture(self) -> None:
-        """Copy the collector's state (after its actions are applied, before its physics step)."""
+    def capture(self, rows: np.ndarray) -> None:
+        """Copy the collector's state just before its physics step of ``rows`` (the rows not being reset)."""
         sim = self.sim
+        self.rows = rows
         self.bare.copy_state_from(sim)
         nq, nv = sim.model.nq, sim.model.nv
         self.initial[:, 0] = sim["time"]
@@ -49,18 +50,23 @@ class PhysicsBaseline:
         self.initial[:, 1 + nq : 1 + nq + nv] = sim.qvel
         self.control[:] = sim.ctrl[:, None, :]
         self.warmstart[:] = sim["qacc_warmstart"]
+        n = len(rows)
+        self.rollout_args = {
+            "initial_state": self.initial[rows],
+            "control": self.control[rows],
+            "initial_warmstart": self.warmstart[rows],
+            "state": self.state_out[:n],
+            "sensordata": self.sensor_out[:n],
+        }
 
     def step(self) -> None:
         """Step the captured state with both methods, in random order, timing each."""
         for name in self.rng.permutation(METHODS):
             start = time.perf_counter()
             if name == "batch":
-                self.bare.step()
+                self.bare.step(None if len(self.rows) == self.sim.num_envs else self.rows)
             else:
-                self.pool.rollout(
-                    self.sim.model, self.datas, self.initial, self.control, nstep=self.sim.tm.substeps, initial_warmstart=self.warmstart,
-                    state=self.state_out, sensordata=self.sensor_out,
-                )  # fmt: skip
+                self.pool.rollout(self.sim.model, self.datas, nstep=self.sim.tm.substeps, **self.rollout_args)
             self.times[str(name)].append(time.perf_counter() - start)
 
     def summary(self, collector_step_s: np.ndarray) -> dict:

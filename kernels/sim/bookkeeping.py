@@ -1,4 +1,4 @@
-"""The env's per-step bookkeeping as compiled loops: actions into ctrl and pushes before physics, counters,
+"""The env's per-step bookkeeping as compiled loops: ctrl from actions and pushes before physics, counters,
 command resampling and the reset mask after ``update_state`` (spec A1 for g1_walk, B7 for g1_motion).
 
 Random numbers come from the counter-based generator of ``getters`` (element r * DRAWS + k of the call's
@@ -22,14 +22,12 @@ def _u(key, r, k, lo, hi):
     return lo + (hi - lo) * np.float64(uniform(key, r * DRAWS + k))
 
 
-@njit(cache=True)
-def apply_actions(actions, scale, default_pose, snap_actions, ctrl):
-    """snap actions = actions; ctrl = default_pose + scale * actions."""
+@njit(cache=True)  # serial: waking the thread pool after the policy costs more than it saves
+def write_ctrl(actions, scale, default_pose, ctrl):
+    """ctrl = default_pose + scale * actions."""
     for i in range(actions.shape[0]):
         for j in range(actions.shape[1]):
-            a = actions[i, j]
-            snap_actions[i, j] = a
-            ctrl[i, j] = default_pose[j] + scale[j] * a
+            ctrl[i, j] = default_pose[j] + scale[j] * actions[i, j]
 
 
 @njit(cache=True)
@@ -46,13 +44,23 @@ def walk_push(key, push_steps, push_interval, magnitude, qvel):
 
 @njit(cache=True)
 def walk_advance(
-    key, done, actions, last_actions, episode_steps, command_steps, commands, command_range, zero_command_prob,
-    resample_after, episode_limit, reset,
+    key, done, just_reset, episode_steps, command_steps, commands, command_range, zero_command_prob, resample_after, episode_limit, phase, feet_air_time, last_contact, feet_peak_height, reset,
 ):  # fmt: skip
-    """last_actions, counters, the command resample past ``resample_after`` steps; the reset mask."""
+    """Counters, the command resample past ``resample_after`` steps; the reset mask.
+
+    A row reset this step took its first observation from this step's kernel call, which also advanced its
+    phase and foot bookkeeping: they go back to their reset values, so the next step sees what MuJoCo
+    Playground's first step after a reset sees.
+    """
     for r in range(done.shape[0]):
-        for j in range(actions.shape[1]):
-            last_actions[r, j] = actions[r, j]
+        if just_reset[r]:
+            phase[r, 0], phase[r, 1] = 0.0, np.pi
+            for f in range(2):
+                feet_air_time[r, f] = 0.0
+                last_contact[r, f] = 0
+                feet_peak_height[r, f] = 0.0
+            reset[r] = False
+            continue
         episode_steps[r] += 1
         command_steps[r] += 1
         if command_steps[r] > resample_after:
@@ -65,15 +73,21 @@ def walk_advance(
 
 @njit(cache=True)
 def motion_advance(
-    key, done, actions, last_actions, episode_steps, time_steps, frames, episode_limit, bins, failed,
+    key, done, just_reset, episode_steps, time_steps, frames, episode_limit, bins, failed,
     push_countdown, push_interval_steps, twist_noise, qvel, reset,
 ):  # fmt: skip
-    """last_actions, the episode counter, failures per bin (before t advances), t += 1, the interval push
-    (U(twist_noise) added to the root twist); the reset mask: terminated, timed out or past the clip's end."""
+    """The episode counter, failures per bin (before t advances), t += 1, the interval push
+    (U(twist_noise) added to the root twist); the reset mask: terminated, timed out or past the clip's end.
+
+    A row reset this step took its observation at t + 1 from this step's kernel call (mjlab's command update
+    after a reset): its t advances to that frame and nothing else is counted.
+    """
     failed[:] = 0
     for r in range(done.shape[0]):
-        for j in range(actions.shape[1]):
-            last_actions[r, j] = actions[r, j]
+        if just_reset[r]:
+            time_steps[r] = min(time_steps[r] + 1, frames - 1)
+            reset[r] = False
+            continue
         episode_steps[r] += 1
         if done[r]:
             failed[min(time_steps[r] * bins // frames, bins - 1)] += 1

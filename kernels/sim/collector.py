@@ -25,7 +25,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import kernels
-from kernels.kernel import Kernel, max_threads
+from kernels.kernel import max_threads
 from kernels.sim.env import POLICY_OBS, TaskEnv
 from kernels.sim.motion import MotionEnv
 from kernels.sim.policy import MLPPolicy
@@ -98,14 +98,13 @@ class Collector:
         self.replay = Replay(num_envs, obs_dim, act_dim)
         self.steps = 0
         self.resets = 0
-        with self.threads_limited():
-            self.env.preload_reset_kernels(self._kernel_for)
-            self.env.reset(self.env.all_rows, self.out, self._kernel_for)
-
-    def _kernel_for(self, rows: int) -> Kernel:
-        if rows == self.num_envs:
-            return self.kernel
-        return kernels.load(self.task, self.impl, num_envs=rows, threads=self.threads, plan=self.plan)
+        with self.threads_limited():  # every env starts with a reset step: its first observation, no physics
+            self.resets += len(self.env.pending)
+            self.env.begin_reset(self.env.take_pending())
+            self.env.sim.forward_rows(self.env.all_rows)
+            self.env.fill_snapshot(self.env.all_rows, self.env.snap)
+            self.kernel.update_state(self.env.snap)
+            self.env.advance(self.out)
 
     @contextlib.contextmanager
     def threads_limited(self):
@@ -118,47 +117,51 @@ class Collector:
         finally:
             numba.set_num_threads(previous)
 
-    def step(self, times: np.ndarray | None = None, before_physics: Callable[[], None] | None = None) -> None:
-        """One control step for every env.
+    def step(
+        self, times: np.ndarray | None = None, before_physics: Callable[[np.ndarray], None] | None = None
+    ) -> None:
+        """One control step for every env: the rows that ended last step are reset instead of stepped.
 
         Phase times (s) go into ``times`` when given: the ``PHASES``, then the ``PHYSICS_PARTS``.
-        ``before_physics`` runs untimed just before the batch step (physics baselines copy the state there).
+        ``before_physics(rows)`` runs untimed just before the batch step of ``rows`` (physics baselines copy the
+        state there).
         """
         env, out, clock = self.env, self.out, time.perf_counter
         t0 = clock()
-        actions = self.policy.act(out[POLICY_OBS], self.rng)
+        actions = self.policy.act(out[POLICY_OBS], self.rng, out=env.snap["actions"])
         t1 = clock()
         self.replay.write_step(out[POLICY_OBS], actions)
         t2 = clock()
-        env.apply_actions(actions)
-        t_applied = clock()
-        if before_physics is not None:
-            before_physics()
+        env.apply_actions()
         t3 = clock()
-        env.sim.step()
-        t4 = clock()
-        env.fill_snapshot(env.all_rows, env.snap)
-        t5 = clock()
-        self.kernel.update_state(env.snap)
-        t6 = clock()
-        self.replay.write_outcome(out["reward"], out["done"])
-        t7 = clock()
-        rows = env.advance(out)
-        t8 = clock()
-        t9 = t10 = t11 = t8
+        rows = env.take_pending()
+        stepping = env.all_rows
         if len(rows):
             env.begin_reset(rows)
-            t9 = clock()
-            env.sim.forward_rows(rows)
-            t10 = clock()
-            env.finish_reset(rows, out, self._kernel_for)
-            t11 = clock()
+            stepping = env.stepping()
             self.resets += len(rows)
+        t4 = clock()
+        if len(rows):
+            env.sim.forward_rows(rows)
+        t5 = clock()
+        if before_physics is not None:
+            before_physics(stepping)
+        t6 = clock()
+        env.sim.step(None if len(rows) == 0 else stepping)
+        t7 = clock()
+        env.fill_snapshot(env.all_rows, env.snap)
+        t8 = clock()
+        self.kernel.update_state(env.snap)
+        t9 = clock()
+        self.replay.write_outcome(out["reward"], out["done"], env.just_reset)
+        t10 = clock()
+        env.advance(out)
+        t11 = clock()
         self.steps += 1
         if times is not None:
-            reset, forward = (t9 - t8) + (t11 - t10), t10 - t9
-            replay, other = (t2 - t1) + (t7 - t6), (t_applied - t2) + (t8 - t7)
-            times[:] = (t4 - t3 + forward, t5 - t4, t6 - t5, reset, t1 - t0, replay, other, t4 - t3, forward)
+            step, forward = t7 - t6, t5 - t4
+            replay, other = (t2 - t1) + (t10 - t9), (t3 - t2) + (t11 - t10)
+            times[:] = (step + forward, t8 - t7, t9 - t8, t4 - t3, t1 - t0, replay, other, step, forward)
 
     def run(
         self,

@@ -5,8 +5,8 @@ reset rows after a reset), so no Python loop runs per env. Output row ``i`` come
 ``rows[i]``. Body velocities are taken at the body origin, as mjlab does (spec B2):
 ``v = cvel_lin - w x (subtree_com[root] - xpos)``, which equals ``mj_objectVelocity(mjOBJ_XBODY, world)``.
 
-The same loop draws the observation noise ``noise_u`` of its rows from a counter-based generator
-(``uniform``: SplitMix64 of the seed, the draw and the element), so a draw is a pure function of
+The same loop draws the observation noise ``noise_u`` of its rows from a counter-based generator (SplitMix64 of
+the seed, the draw and the element; two 24-bit uniforms per 64-bit output), so a draw is a pure function of
 (seed, draw, row, column): the same on any thread count, and no serial generator sits on the hot path.
 """
 
@@ -19,6 +19,7 @@ _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S40 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(40)
+_S16, _LOW24 = np.uint64(16), np.uint64(0xFFFFFF)
 _UNIT = np.float32(1.0 / (1 << 24))
 
 
@@ -43,9 +44,14 @@ def uniform(key, index):
 
 @njit(inline="always")
 def _noise_row(key, r, out, i):
+    """Row ``r``'s noise: two 24-bit uniforms from each 64-bit draw (bits 40-63 and 16-39)."""
     cols = out.shape[1]
-    for j in range(cols):
-        out[i, j] = uniform(key, r * cols + j)
+    half = (cols + 1) // 2
+    for p in range(half):
+        z = _mix(key + (np.uint64(r * half + p) + np.uint64(1)) * _GAMMA)
+        out[i, 2 * p] = np.float32(z >> _S40) * _UNIT
+        if 2 * p + 1 < cols:
+            out[i, 2 * p + 1] = np.float32((z >> _S16) & _LOW24) * _UNIT
 
 
 @njit(parallel=True, cache=True)

@@ -29,7 +29,6 @@ ROT_NOISE = np.array([0.1, 0.1, 0.2])  # roll, pitch, yaw
 TWIST_NOISE = np.array([0.5, 0.5, 0.2, 0.52, 0.52, 0.78])  # vx vy vz, wx wy wz (world)
 JOINT_NOISE = 0.1
 PUSH_INTERVAL_S = (1.0, 3.0)
-LIBRARY = tuple(s.name for s in task.CONTRACT.inputs if s.shape[0] == "T")  # the motion_* arrays
 
 
 class MotionEnv(TaskEnv):
@@ -39,8 +38,6 @@ class MotionEnv(TaskEnv):
     physical = (
         "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w", "joint_pos", "joint_vel", "noise_u",
     )  # fmt: skip
-    shared = LIBRARY
-    keeps_state_on_reset = ("rel_body_pos", "rel_body_quat")
 
     def __init__(self, num_envs: int, threads: int, seed: int, clip: dict[str, np.ndarray] | None = None):
         self.clip = motion_clip.load() if clip is None else clip
@@ -65,15 +62,16 @@ class MotionEnv(TaskEnv):
             out["joint_vel"], out["noise_u"],
         )  # fmt: skip
 
-    def advance(self, out: dict[str, np.ndarray]) -> np.ndarray:
+    def advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.motion_advance(
-            self.key("bookkeeping"), out["done"], snap["actions"], snap["last_actions"], self.episode_steps,
-            snap["time_steps"], self.frames, EPISODE_STEPS, self.bins, self.failed, self.push_countdown,
-            self.push_interval_steps, TWIST_NOISE, self.sim.qvel, self.reset_mask,
+            self.key("bookkeeping"), out["done"], self.just_reset,
+            self.episode_steps, snap["time_steps"], self.frames, EPISODE_STEPS, self.bins, self.failed,
+            self.push_countdown, self.push_interval_steps, TWIST_NOISE, self.sim.qvel, self.reset_mask,
         )  # fmt: skip
         self.fail_ema = FAILURE_ALPHA * self.failed + (1 - FAILURE_ALPHA) * self.fail_ema
-        return np.flatnonzero(self.reset_mask)
+        self.pending = np.flatnonzero(self.reset_mask)
+        self.swap_actions()
 
     def begin_reset(self, rows: np.ndarray) -> None:
         sim, snap, clip = self.sim, self.snap, self.clip
@@ -86,7 +84,3 @@ class MotionEnv(TaskEnv):
             sim.qpos, sim.qvel, sim.ctrl, sim["time"], sim["qacc_warmstart"], snap["time_steps"], snap["actions"],
             snap["last_actions"], self.episode_steps, self.push_countdown,
         )  # fmt: skip
-
-    def after_reset(self, rows: np.ndarray) -> None:
-        """The kernel run on the reset rows computed p~/q~ and observations at t + 1: advance t to it."""
-        self.snap["time_steps"][rows] = np.minimum(self.snap["time_steps"][rows] + 1, self.frames - 1)

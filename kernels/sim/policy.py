@@ -26,7 +26,6 @@ class MLPPolicy:
             bias = rng.uniform(-bound, bound, fan_out).astype(np.float32)
             self.layers.append((weight, bias, np.empty((num_envs, fan_out), np.float32)))
         self._negative = [np.empty((num_envs, d), np.float32) for d in HIDDEN]
-        self.actions = np.empty((num_envs, act_dim), np.float32)
 
     def mean(self, obs: np.ndarray) -> np.ndarray:
         x = obs
@@ -42,10 +41,10 @@ class MLPPolicy:
             x = out
         return x
 
-    def act(self, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Sampled actions (N, act_dim), the same array every call."""
+    def act(self, obs: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
+        """Sampled actions (N, act_dim) into ``out``."""
         mean = self.mean(obs)
-        rng.standard_normal(out=self.actions, dtype=np.float32)
-        self.actions *= ACTION_STD
-        self.actions += mean
-        return self.actions
+        rng.standard_normal(out=out, dtype=np.float32)
+        out *= ACTION_STD
+        out += mean
+        return out

@@ -1,4 +1,5 @@
-"""The replay ring buffer a collector writes: (obs, action, reward, done) per env per step.
+"""The replay ring buffer a collector writes: (obs, action, reward, done) per env per step, and whether the env
+was reset in that step instead of stepped.
 
 Its capacity is a number of transitions (``TRANSITIONS`` by default, at least one step), so its memory does not
 grow with N; each step writes the next slot, wrapping around, as an off-policy learner's buffer does.
@@ -18,7 +19,8 @@ class Replay:
         self.actions = np.zeros((self.steps, num_envs, act_dim), np.float32)
         self.reward = np.zeros((self.steps, num_envs), np.float32)
         self.done = np.zeros((self.steps, num_envs), np.uint8)
-        for arr in (self.obs, self.actions, self.reward, self.done):
+        self.reset = np.zeros((self.steps, num_envs), np.bool_)
+        for arr in (self.obs, self.actions, self.reward, self.done, self.reset):
             arr.fill(0)  # touch every page now, not on the first write of each slot
         self.cursor = 0
         self.written = 0  # steps written in all
@@ -28,10 +30,19 @@ class Replay:
         np.copyto(self.obs[self.cursor], obs)
         np.copyto(self.actions[self.cursor], actions)
 
-    def write_outcome(self, reward: np.ndarray, done: np.ndarray) -> None:
-        """The step's reward and done; completes the slot and moves to the next."""
-        np.copyto(self.reward[self.cursor], reward)
-        np.copyto(self.done[self.cursor], done)
+    def write_outcome(self, reward: np.ndarray, done: np.ndarray, reset: np.ndarray) -> None:
+        """The step's reward and done; completes the slot and moves to the next.
+
+        ``reset`` marks the envs that were reset in this step instead of stepped (their action was not applied):
+        their reward and done are stored as 0, and a learner skips those transitions.
+        """
+        c = self.cursor
+        np.copyto(self.reward[c], reward)
+        np.copyto(self.done[c], done)
+        np.copyto(self.reset[c], reset)
+        if reset.any():
+            self.reward[c][reset] = 0.0
+            self.done[c][reset] = 0
         self.cursor = (self.cursor + 1) % self.steps
         self.written += 1
 
@@ -43,4 +54,5 @@ class Replay:
             "actions": self.actions[slot],
             "reward": self.reward[slot],
             "done": self.done[slot],
+            "reset": self.reset[slot],
         }

@@ -54,14 +54,16 @@ class WalkEnv(TaskEnv):
             out["qpos"], out["qvel"], out["sensordata"], out["actuator_force"], out["feet_pos"], out["noise_u"],
         )  # fmt: skip
 
-    def advance(self, out: dict[str, np.ndarray]) -> np.ndarray:
+    def advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.walk_advance(
-            self.key("bookkeeping"), out["done"], snap["actions"], snap["last_actions"], self.episode_steps,
-            self.command_steps, snap["commands"], COMMAND_RANGE, ZERO_COMMAND_PROB, COMMAND_RESAMPLE_STEPS,
-            EPISODE_STEPS, self.reset_mask,
+            self.key("bookkeeping"), out["done"], self.just_reset,
+            self.episode_steps, self.command_steps, snap["commands"], COMMAND_RANGE, ZERO_COMMAND_PROB,
+            COMMAND_RESAMPLE_STEPS, EPISODE_STEPS, snap["phase"], snap["feet_air_time"], snap["last_contact"],
+            snap["feet_peak_height"], self.reset_mask,
         )  # fmt: skip
-        return np.flatnonzero(self.reset_mask)
+        self.pending = np.flatnonzero(self.reset_mask)
+        self.swap_actions()
 
     def begin_reset(self, rows: np.ndarray) -> None:
         sim, snap = self.sim, self.snap

@@ -106,9 +106,34 @@ def test_bad_arguments_are_refused_by_name(kwargs, message):
 def test_replay_is_a_ring_of_complete_transitions():
     replay = Replay(num_envs=4, obs_dim=3, act_dim=2, transitions=12)
     assert replay.steps == 3
+    reset = np.array([False, True, False, False])
     for step in range(5):
         replay.write_step(np.full((4, 3), step, np.float32), np.full((4, 2), -step, np.float32))
-        replay.write_outcome(np.full(4, step, np.float32), np.full(4, step % 2, np.uint8))
+        replay.write_outcome(np.full(4, step, np.float32), np.full(4, 1, np.uint8), reset)
     last = replay.last()
     assert last["obs"][0, 0] == 4 and last["actions"][0, 0] == -4 and last["reward"][0] == 4
     assert sorted(replay.reward[:, 0]) == [2, 3, 4] and replay.written == 5
+    # a row reset in its step keeps no reward or done: its action was never applied
+    assert last["reset"].tolist() == reset.tolist() and last["reward"][1] == 0 and last["done"][1] == 0
+
+
+def test_an_ended_episode_is_reset_at_the_next_step_and_observed_from_its_new_state():
+    c = Collector("g1_walk", "handwritten", num_envs=16, threads=2, seed=5)
+    with c.threads_limited():
+        for _ in range(STEPS):
+            c.step()
+            ended = c.env.pending.copy()
+            if len(ended):
+                break
+        assert len(ended), "a random policy ends some episode within the rollout"
+        c.step()
+    last = c.replay.last()
+    assert np.flatnonzero(last["reset"]).tolist() == ended.tolist()
+    assert (last["reward"][ended] == 0).all() and (last["done"][ended] == 0).all()
+    snap = c.env.snap
+    # their first observation: the reset phase [0, pi] (cos 1, -1) and zero last action
+    np.testing.assert_allclose(c.out["obs"][ended, 99:101], [[1.0, -1.0]] * len(ended), atol=1e-6)
+    assert (c.out["obs"][ended, 70:99] == 0).all()
+    # and the bookkeeping the kernel advanced is back at its reset values for the next step
+    np.testing.assert_allclose(snap["phase"][ended], [[0.0, np.pi]] * len(ended), atol=1e-6)
+    assert (snap["feet_air_time"][ended] == 0).all() and (c.env.episode_steps[ended] == 0).all()
