@@ -31,6 +31,7 @@ def _measure() -> dict:
             for n in NUM_ENVS:
                 collector = Collector(task, impl, num_envs=n, threads=applied.threads)
                 report = collector.run(STEPS, warmup=WARMUP).to_dict()
+                del collector  # its batch of N MjData goes before the next one is built
                 reports[(task, impl, n)] = report
                 common.write_sidecar("collector", {"report": report})
     return reports

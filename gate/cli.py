@@ -34,14 +34,23 @@ def _list(kind: Callable[[str], object], allowed: Sequence[str] | None = None) -
     return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``, refused as "expected <what>"."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    return parse
+
+
+_positive_int = _int_at_least(1, "a positive integer")
+_count = _int_at_least(0, "a count (0 or more)")
 
 
 def _noise_level(text: str) -> float:
@@ -194,15 +203,14 @@ def cmd_collect(args: argparse.Namespace) -> int:
     from kernels.sim.baseline import PhysicsBaseline
     from kernels.sim.collector import Collector
 
-    if args.warmup < 0:
-        raise ValueError(f"--warmup must be 0 or more steps, got {args.warmup}")
-    Placement.from_env().apply()  # before any array exists
+    applied = Placement.from_env().apply()  # before any array exists
+    threads = args.threads or applied.threads
     cases = [(t, i, n) for t in args.task for i in args.impl for n in args.num_envs]
     rows = []
     with _progress(render.console(stderr=True)) as progress:
         for task, impl, n in cases:
             job = progress.add_task(f"{task} {impl} N={n}: building", total=args.warmup + args.steps)
-            collector = Collector(task, impl, num_envs=n, threads=args.threads, seed=args.seed)
+            collector = Collector(task, impl, num_envs=n, threads=threads, seed=args.seed)
             progress.update(job, description=f"{task} {impl} N={n}")
             baseline = PhysicsBaseline(collector) if args.physics_baseline else None
             try:
@@ -265,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     _task_impl_options(collect)
     collect.add_argument("--num-envs", type=_list(_positive_int), default=[1024], metavar="N[,N...]")
     collect.add_argument("--steps", type=_positive_int, default=100, help="timed steps (default 100)")
-    collect.add_argument("--warmup", type=int, default=10, help="untimed steps first (default 10)")
+    collect.add_argument("--warmup", type=_count, default=10, help="untimed steps first (default 10)")
     collect.add_argument(
         "--threads",
         type=_positive_int,

@@ -85,6 +85,19 @@ def _quat_angle(q):
     return 2.0 * np.arctan2(np.sqrt(x * x + y * y + z * z), np.abs(w))
 
 
+def _quat_from_euler(roll, pitch, yaw):
+    """The ZYX rotation yaw * pitch * roll as a quaternion (w,x,y,z)."""
+    cr, sr = np.cos(roll / 2), np.sin(roll / 2)
+    cp, sp = np.cos(pitch / 2), np.sin(pitch / 2)
+    cy, sy = np.cos(yaw / 2), np.sin(yaw / 2)
+    return (
+        cr * cp * cy + sr * sp * sy,
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+    )
+
+
 def _quat_to_mat(q):
     """R(q), row-major: (R00, R01, R02, R10, ..., R22)."""
     w, x, y, z = q
@@ -129,6 +142,7 @@ quat_rotate = _scalar(_quat_rotate)
 quat_yaw = _scalar(_quat_yaw)
 quat_angle = _scalar(_quat_angle)
 quat_to_mat = _scalar(_quat_to_mat)
+quat_from_euler_scalar = _scalar(_quat_from_euler)
 mat_vec = _scalar(_mat_vec)
 mat_t_vec = _scalar(_mat_t_vec)
 
@@ -221,18 +235,7 @@ def quat_to_6d_np(q: np.ndarray) -> np.ndarray:
 
 def quat_from_euler(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> np.ndarray:
     """Unit quaternions (w,x,y,z) of the ZYX rotation yaw * pitch * roll."""
-    cr, sr = np.cos(roll / 2), np.sin(roll / 2)
-    cp, sp = np.cos(pitch / 2), np.sin(pitch / 2)
-    cy, sy = np.cos(yaw / 2), np.sin(yaw / 2)
-    return np.stack(
-        [
-            cr * cp * cy + sr * sp * sy,
-            sr * cp * cy - cr * sp * sy,
-            cr * sp * cy + sr * cp * sy,
-            cr * cp * sy - sr * sp * cy,
-        ],
-        axis=-1,
-    )
+    return _stack(_quat_from_euler(roll, pitch, yaw))
 
 
 def quat_axes(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

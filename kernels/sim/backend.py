@@ -52,14 +52,8 @@ class BatchSim:
         stages asked for."""
         self.batch.step(ids=rows, nstep=self.tm.substeps, stage=self.stage)
 
-    def write_state(self, rows: np.ndarray, qpos: np.ndarray, qvel: np.ndarray, ctrl: np.ndarray) -> None:
-        """Start new episodes in ``rows``: their state is set, everything else a step carries is cleared."""
-        self.qpos[rows], self.qvel[rows], self.ctrl[rows] = qpos, qvel, ctrl
-        for name in ("time", "qacc_warmstart", "qfrc_applied", "xfrc_applied"):
-            self.views[name][rows] = 0.0
-
     def forward_rows(self, rows: np.ndarray) -> None:
-        """mj_forward for ``rows`` (after ``write_state``), up to the stage the task reads."""
+        """mj_forward for ``rows`` (after a reset wrote their state), up to the stage the task reads."""
         self.batch.forward(ids=rows, stage=self.forward_stage)
 
     def get_data(self, sim: int) -> mujoco.MjData:

@@ -1,9 +1,11 @@
 """Physics alone, for comparison with the collector's physics phase: the same states stepped by a bare
 ``mujoco.batch.Batch`` and by ``mujoco.rollout``, at the same N and threads, in the same run.
 
-Before each timed collector step the batch's state is copied to a second ``BatchSim`` (the bare batch) and to
-a ``rollout`` initial state; after the collector's step both step that copy for one control step (ctrl held),
-in random order. Only the stepping is timed, never the copies.
+Just before each timed collector step's batch step, the batch's state is copied to a second ``BatchSim`` (the
+bare batch) and to a ``rollout`` initial state; after the collector's step both step that copy of the same rows
+(those not being reset) for one control step, ctrl held, in random order. Only the stepping is timed, never the
+copies. ``mujoco.rollout`` records the state and sensordata after every substep, as its API always does; that
+recording is part of what it costs.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class PhysicsBaseline:
         self.state_out = np.zeros((sim.num_envs, sim.tm.substeps, self.initial.shape[1]))
         self.sensor_out = np.zeros((sim.num_envs, sim.tm.substeps, m.nsensordata))
         self.rng = np.random.default_rng(seed)
+        self.rows = collector.env.all_rows
         self.times: dict[str, list[float]] = {name: [] for name in METHODS}
 
     def capture(self, rows: np.ndarray) -> None:
@@ -60,7 +63,11 @@ class PhysicsBaseline:
         }
 
     def step(self) -> None:
-        """Step the captured state with both methods, in random order, timing each."""
+        """Step the captured state with both methods, in random order, timing each (NaN: no row stepped)."""
+        if len(self.rows) == 0:
+            for name in METHODS:
+                self.times[name].append(float("nan"))
+            return
         for name in self.rng.permutation(METHODS):
             start = time.perf_counter()
             if name == "batch":

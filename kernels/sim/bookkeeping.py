@@ -12,14 +12,10 @@ import math
 import numpy as np
 from numba import njit
 
-from kernels.sim.getters import uniform
+from kernels.geometry import quat_rotate_inv
+from kernels.sim.getters import uniform_in
 
 DRAWS = 8  # random numbers per env per call
-
-
-@njit(inline="always")
-def _u(key, r, k, lo, hi):
-    return lo + (hi - lo) * np.float64(uniform(key, r * DRAWS + k))
 
 
 @njit(cache=True)  # serial: waking the thread pool after the policy costs more than it saves
@@ -36,15 +32,16 @@ def walk_push(key, push_steps, push_interval, magnitude, qvel):
     for r in range(push_steps.shape[0]):
         push_steps[r] += 1
         if push_steps[r] % push_interval[r] == 0:
-            theta = _u(key, r, 0, 0.0, 2 * np.pi)
-            m = _u(key, r, 1, magnitude[0], magnitude[1])
+            theta = uniform_in(key, r * DRAWS, 0.0, 2 * np.pi)
+            m = uniform_in(key, r * DRAWS + 1, magnitude[0], magnitude[1])
             qvel[r, 0] += m * math.cos(theta)
             qvel[r, 1] += m * math.sin(theta)
 
 
 @njit(cache=True)
 def walk_advance(
-    key, done, just_reset, episode_steps, command_steps, commands, command_range, zero_command_prob, resample_after, episode_limit, phase, feet_air_time, last_contact, feet_peak_height, reset,
+    key, done, just_reset, episode_steps, command_steps, commands, command_range, zero_command_prob,
+    resample_after, episode_limit, phase, feet_air_time, last_contact, feet_peak_height, reset,
 ):  # fmt: skip
     """Counters, the command resample past ``resample_after`` steps; the reset mask.
 
@@ -64,9 +61,11 @@ def walk_advance(
         episode_steps[r] += 1
         command_steps[r] += 1
         if command_steps[r] > resample_after:
-            zero = _u(key, r, 0, 0.0, 1.0) < zero_command_prob
+            zero = uniform_in(key, r * DRAWS, 0.0, 1.0) < zero_command_prob
             for c in range(3):
-                commands[r, c] = 0.0 if zero else _u(key, r, 1 + c, -command_range[c], command_range[c])
+                commands[r, c] = (
+                    0.0 if zero else uniform_in(key, r * DRAWS + (1 + c), -command_range[c], command_range[c])
+                )
             command_steps[r] = 0
         reset[r] = done[r] != 0 or episode_steps[r] >= episode_limit
 
@@ -74,16 +73,21 @@ def walk_advance(
 @njit(cache=True)
 def motion_advance(
     key, done, just_reset, episode_steps, time_steps, frames, episode_limit, bins, failed,
-    push_countdown, push_interval_steps, twist_noise, qvel, reset,
+    push_countdown, push_interval_steps, twist_noise, qpos, qvel, reset, resample,
 ):  # fmt: skip
-    """The episode counter, failures per bin (before t advances), t += 1, the interval push
-    (U(twist_noise) added to the root twist); the reset mask: terminated, timed out or past the clip's end.
+    """The episode counter, failures per bin (before t advances), t += 1, the interval push; the masks of the
+    rows to reset next step (terminated or timed out) and of those among them that only ran off the clip's end
+    (mjlab resamples those without ending the episode).
+
+    The push adds U(+-twist_noise) to the root twist in the world frame (spec B7 step 8): the linear part to
+    qvel[0:3], the angular part rotated into the body frame the free joint's qvel[3:6] is expressed in.
 
     A row reset this step took its observation at t + 1 from this step's kernel call (mjlab's command update
     after a reset): its t advances to that frame and nothing else is counted.
     """
     failed[:] = 0
     for r in range(done.shape[0]):
+        resample[r] = False
         if just_reset[r]:
             time_steps[r] = min(time_steps[r] + 1, frames - 1)
             reset[r] = False
@@ -94,7 +98,19 @@ def motion_advance(
         time_steps[r] += 1
         push_countdown[r] -= 1
         if push_countdown[r] <= 0:
-            for c in range(6):
-                qvel[r, c] += _u(key, r, c, -twist_noise[c], twist_noise[c])
-            push_countdown[r] = round(_u(key, r, 6, push_interval_steps[0], push_interval_steps[1]))
-        reset[r] = done[r] != 0 or episode_steps[r] >= episode_limit or time_steps[r] >= frames
+            for c in range(3):
+                qvel[r, c] += uniform_in(key, r * DRAWS + c, -twist_noise[c], twist_noise[c])
+            w = (
+                uniform_in(key, r * DRAWS + 3, -twist_noise[3], twist_noise[3]),
+                uniform_in(key, r * DRAWS + 4, -twist_noise[4], twist_noise[4]),
+                uniform_in(key, r * DRAWS + 5, -twist_noise[5], twist_noise[5]),
+            )
+            local = quat_rotate_inv((qpos[r, 3], qpos[r, 4], qpos[r, 5], qpos[r, 6]), w)
+            for c in range(3):
+                qvel[r, 3 + c] += local[c]
+            push_countdown[r] = round(
+                uniform_in(key, r * DRAWS + 6, push_interval_steps[0], push_interval_steps[1])
+            )
+        ended = done[r] != 0 or episode_steps[r] >= episode_limit
+        resample[r] = not ended and time_steps[r] >= frames
+        reset[r] = ended or resample[r]

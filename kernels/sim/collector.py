@@ -1,15 +1,21 @@
 """The end-to-end collector: policy, physics, snapshot, ``update_state`` through any implementation, reset, replay.
 
-One ``step`` is timed phase by phase (``PHASES``): ``action`` (the MLP forward pass and sampling), ``replay`` (the
-ring-buffer writes), ``physics`` (the batch step alone), ``getters`` (snapshot arrays from MuJoCo),
-``update_state`` (the kernel), ``reset`` (new episodes for the done envs and their first observations), and
-``other`` (ctrl writes, pushes, observation noise draws, counters and command resampling: the env's
-bookkeeping). ``run`` warms up, then reports an active window: step-time median and p95, env-steps/s, CPU
-utilisation, and each phase in microseconds per env-step.
+One ``step`` is timed phase by phase (``PHASES``):
+- ``action``: the MLP forward pass and sampling, written straight into the snapshot's ``actions``;
+- ``replay``: the ring-buffer writes;
+- ``reset``: new state and bookkeeping for the rows whose episode ended in the step before (they are reset
+  instead of stepped, and this step's kernel call gives them their first observation; see ``env.py``);
+- ``physics``: the batch step of the other rows, plus mj_forward of the reset rows;
+- ``getters``: the snapshot arrays and the observation noise, from MuJoCo;
+- ``update_state``: the kernel;
+- ``other``: ctrl writes, pushes, counters and command resampling (the env's bookkeeping).
+
+``run`` warms up, then reports an active window: step-time median and p95, env-steps/s, CPU utilisation, and each
+phase in microseconds per env-step.
 
 A collector is built for one task, implementation and plan; an implementation that cannot serve the plan, or a
-plan that reads an array the MuJoCo env does not provide or has no policy observation group, is refused at
-construction.
+plan without the policy's observation group, is refused at construction. (A plan cannot read an array outside
+the task's contract: plan validation refuses it, and the env fills every contract array.)
 """
 
 from __future__ import annotations
@@ -85,12 +91,6 @@ class Collector:
                 f"add one (groups: {', '.join(g.name for g in self.plan.observations)})"
             )
         self.env = ENVS[task](num_envs, self.threads, seed)
-        missing = [s.name for s in self.kernel.contract.snapshot if s.name not in self.env.snap]
-        if missing:
-            raise ValueError(
-                f"plan {self.plan.hash[:12]} of {task} reads {', '.join(missing)}, which the MuJoCo {task} env "
-                "does not provide; drop the terms that read it"
-            )
         self.rng = np.random.default_rng(seed + 1)
         act_dim = self.env.snap["actions"].shape[1]
         obs_dim = self.out[POLICY_OBS].shape[1]
@@ -119,8 +119,10 @@ class Collector:
 
     def step(
         self, times: np.ndarray | None = None, before_physics: Callable[[np.ndarray], None] | None = None
-    ) -> None:
+    ) -> float:
         """One control step for every env: the rows that ended last step are reset instead of stepped.
+
+        Returns the step's wall time (s), less the time of ``before_physics``.
 
         Phase times (s) go into ``times`` when given: the ``PHASES``, then the ``PHYSICS_PARTS``.
         ``before_physics(rows)`` runs untimed just before the batch step of ``rows`` (physics baselines copy the
@@ -162,6 +164,7 @@ class Collector:
             step, forward = t7 - t6, t5 - t4
             replay, other = (t2 - t1) + (t10 - t9), (t3 - t2) + (t11 - t10)
             times[:] = (step + forward, t8 - t7, t9 - t8, t4 - t3, t1 - t0, replay, other, step, forward)
+        return (t11 - t0) - (t6 - t5)
 
     def run(
         self,
@@ -188,12 +191,11 @@ class Collector:
             resets_before = self.resets
             cpu0, wall0 = time.process_time(), time.perf_counter()
             for k in range(steps):
-                start = time.perf_counter()
-                self.step(times[k], before_physics=baseline.capture if baseline else None)
-                wall[k] = time.perf_counter() - start
+                wall[k] = self.step(times[k], before_physics=baseline.capture if baseline else None)
                 if baseline:
                     baseline.step()
-                rewards[k] = float(self.out["reward"].mean())
+                stepped = ~self.env.just_reset  # a reset row's reward means nothing
+                rewards[k] = float(self.out["reward"][stepped].mean()) if stepped.any() else 0.0
                 if progress:
                     progress(warmup + k + 1, warmup + steps)
             cpu, elapsed = time.process_time() - cpu0, time.perf_counter() - wall0

@@ -43,6 +43,12 @@ def uniform(key, index):
 
 
 @njit(inline="always")
+def uniform_in(key, index, lo, hi):
+    """Element ``index`` of the draw ``key``, as a float64 uniform in [lo, hi)."""
+    return lo + (hi - lo) * np.float64(uniform(key, index))
+
+
+@njit(inline="always")
 def _noise_row(key, r, out, i):
     """Row ``r``'s noise: two 24-bit uniforms from each 64-bit draw (bits 40-63 and 16-39)."""
     cols = out.shape[1]

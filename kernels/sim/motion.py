@@ -3,10 +3,15 @@
 Per step (spec B7): ctrl = q_default + s a, 4 substeps, then the velocity stage at the new state (positions,
 velocities and sensors current, as mjlab reads them), the snapshot, ``update_state`` (terminations and rewards at
 frame t, then p~/q~ and observations at t' = min(t+1, T-1)), then the env's bookkeeping: the episode counter, a
-time-out at 500 steps, the frame counter t += 1, the adaptive-sampling failure EMA, and an interval push.
-Envs that terminated, timed out or ran off the clip's end are reset by reference-state initialisation (RSI) from
-a frame drawn by adaptive sampling (spec B7): root pose and twist from the clip plus uniform noise, joints from the
-clip plus U(+-0.1) clipped to the soft limits, joint velocities from the clip.
+time-out at 500 steps, the frame counter t += 1, the adaptive-sampling failure EMA (``fail_ema``, updated here
+from the per-bin failure counts), and an interval push.
+Envs that terminated or timed out are reset by reference-state initialisation (RSI) from a frame drawn by
+adaptive sampling (spec B7): root pose and twist from the clip plus uniform noise, joints from the clip plus
+U(+-0.1) clipped to the soft limits, joint velocities from the clip. An env that runs off the clip's end is
+resampled the same way but its episode goes on (its step counter is kept),
+as mjlab's command does. Unlike mjlab,
+which resamples within the step, that RSI happens at the start of the next step (the next-step reset of
+``env.py``), so such an env skips one physics step.
 Startup domain randomisation (spec B7) is off.
 """
 
@@ -53,12 +58,15 @@ class MotionEnv(TaskEnv):
         self.push_countdown = np.zeros(num_envs, np.int64)
         self.push_interval_steps = np.array(PUSH_INTERVAL_S) / task.DT
         self.failed = np.zeros(self.bins, np.int64)
+        self.resample = np.zeros(num_envs, np.bool_)  # rows that ran off the clip: RSI, the episode goes on
 
     def _get(self, rows: np.ndarray, key: np.uint64, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.motion_rows(
-            rows, key, s["xpos"], s["xquat"], s["cvel"], s["subtree_com"], self.bodies, self.roots, s.qpos, s.qvel,
-            out["body_pos_w"], out["body_quat_w"], out["body_lin_vel_w"], out["body_ang_vel_w"], out["joint_pos"],
+            rows, key, s["xpos"], s["xquat"], s["cvel"], s["subtree_com"], self.bodies, self.roots, s.qpos,
+            s.qvel,
+            out["body_pos_w"], out["body_quat_w"], out["body_lin_vel_w"], out["body_ang_vel_w"],
+            out["joint_pos"],
             out["joint_vel"], out["noise_u"],
         )  # fmt: skip
 
@@ -67,7 +75,9 @@ class MotionEnv(TaskEnv):
         bookkeeping.motion_advance(
             self.key("bookkeeping"), out["done"], self.just_reset,
             self.episode_steps, snap["time_steps"], self.frames, EPISODE_STEPS, self.bins, self.failed,
-            self.push_countdown, self.push_interval_steps, TWIST_NOISE, self.sim.qvel, self.reset_mask,
+            self.push_countdown, self.push_interval_steps, TWIST_NOISE, self.sim.qpos, self.sim.qvel,
+            self.reset_mask,
+            self.resample,
         )  # fmt: skip
         self.fail_ema = FAILURE_ALPHA * self.failed + (1 - FAILURE_ALPHA) * self.fail_ema
         self.pending = np.flatnonzero(self.reset_mask)
@@ -75,12 +85,17 @@ class MotionEnv(TaskEnv):
 
     def begin_reset(self, rows: np.ndarray) -> None:
         sim, snap, clip = self.sim, self.snap, self.clip
+        episode_steps = self.episode_steps[rows]  # kept by the rows that only ran off the clip
         bin_cdf = np.cumsum(self.fail_ema + UNIFORM_RATIO / self.bins)  # adaptive sampling (spec B7)
         resets.motion_reset(
-            rows, self.key("reset"), bin_cdf, self.frames, clip["body_pos_w"][:, 0], clip["body_quat_w"][:, 0],
+            rows, self.key("reset"), bin_cdf, self.frames, clip["body_pos_w"][:, 0],
+            clip["body_quat_w"][:, 0],
             clip["body_lin_vel_w"][:, 0], clip["body_ang_vel_w"][:, 0], clip["joint_pos"], clip["joint_vel"],
-            POSE_NOISE, ROT_NOISE, TWIST_NOISE, JOINT_NOISE, task.SOFT_LOWER, task.SOFT_UPPER, self.tm.default_pose,
+            POSE_NOISE, ROT_NOISE, TWIST_NOISE, JOINT_NOISE, task.SOFT_LOWER, task.SOFT_UPPER,
+            self.tm.default_pose,
             self.push_interval_steps,
-            sim.qpos, sim.qvel, sim.ctrl, sim["time"], sim["qacc_warmstart"], snap["time_steps"], snap["actions"],
+            sim.qpos, sim.qvel, sim.ctrl, sim["time"], sim["qacc_warmstart"], snap["time_steps"],
+            snap["actions"],
             snap["last_actions"], self.episode_steps, self.push_countdown,
         )  # fmt: skip
+        self.episode_steps[rows] = np.where(self.resample[rows], episode_steps, 0)

@@ -9,8 +9,8 @@ keeps the lower ankle at its standing height. Every frame is posed with MuJoCo (
 frame), as ``csv_to_npz`` logs them.
 
 The file follows spec B8 (50 fps, all 30 bodies in MuJoCo order, world excluded) plus a ``format`` key, and is
-cached on first use under ``<cache>/fusegate/motions/``, named by a hash of the generator, the model and the
-MuJoCo version, so a change to any of them makes a new file.
+cached on first use under ``<cache>/fusegate/motions/``, named by a hash of the generator, the model edits, the
+task constants, the MJCF files and the MuJoCo version, so a change to any of them makes a new file.
 """
 
 from __future__ import annotations
@@ -115,10 +115,12 @@ def generate(frames: int = FRAMES) -> dict[str, np.ndarray]:
 
 
 def _key(frames: int) -> str:
+    """What the clip depends on: this generator, the model edits, the task constants, the MJCF and MuJoCo."""
     digest = hashlib.sha256()
-    for path in (Path(__file__), Path(models.__file__)):
+    xml_dir = models.MOTION_XML.parent
+    for path in (Path(__file__), Path(models.__file__), Path(task.__file__), *sorted(xml_dir.glob("*.xml"))):
         digest.update(path.read_bytes())
-    digest.update(f"{mujoco.__version__} {frames} {models.MOTION_XML.name}".encode())
+    digest.update(f"{mujoco.__version__} {frames}".encode())
     return digest.hexdigest()[:16]
 
 

@@ -8,33 +8,13 @@ or chain of small NumPy calls runs per reset. The caller then runs mj_forward on
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from kernels.geometry import quat_mul, quat_rotate_inv
-from kernels.sim.getters import uniform
+from kernels.geometry import quat_from_euler_scalar, quat_mul, quat_rotate_inv
+from kernels.sim.getters import uniform_in
 
 DRAWS = 48  # random numbers per reset row (each task uses fewer)
-
-
-@njit(inline="always")
-def _u(key, r, k, lo, hi):
-    return lo + (hi - lo) * np.float64(uniform(key, r * DRAWS + k))
-
-
-@njit(inline="always")
-def _quat_from_euler(roll, pitch, yaw):
-    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
-    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
-    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    return (
-        cr * cp * cy + sr * sp * sy,
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-    )
 
 
 @njit(inline="always")
@@ -56,25 +36,29 @@ def walk_reset(
         r = rows[i]
         for j in range(qpos.shape[1]):
             qpos[r, j] = key_qpos[j]
-        qpos[r, 0] += _u(key, r, 0, -0.5, 0.5)
-        qpos[r, 1] += _u(key, r, 1, -0.5, 0.5)
-        heading = _quat_from_euler(0.0, 0.0, _u(key, r, 2, -3.14, 3.14))
+        qpos[r, 0] += uniform_in(key, r * DRAWS, -0.5, 0.5)
+        qpos[r, 1] += uniform_in(key, r * DRAWS + 1, -0.5, 0.5)
+        heading = quat_from_euler_scalar(0.0, 0.0, uniform_in(key, r * DRAWS + 2, -3.14, 3.14))
         q = quat_mul((qpos[r, 3], qpos[r, 4], qpos[r, 5], qpos[r, 6]), heading)
         for c in range(4):
             qpos[r, 3 + c] = q[c]
         for j in range(nj):
-            qpos[r, 7 + j] *= _u(key, r, 3 + j, 0.5, 1.5)
+            qpos[r, 7 + j] *= uniform_in(key, r * DRAWS + (3 + j), 0.5, 1.5)
             ctrl[r, j] = qpos[r, 7 + j]
         for j in range(qvel.shape[1]):
-            qvel[r, j] = _u(key, r, 3 + nj + j, -0.5, 0.5) if j < 6 else 0.0
+            qvel[r, j] = uniform_in(key, r * DRAWS + (3 + nj + j), -0.5, 0.5) if j < 6 else 0.0
         _clear(r, time, warmstart)
         k = 9 + nj  # draws 0 .. 8 + nj are taken above
-        zero = _u(key, r, k, 0.0, 1.0) < zero_command_prob
+        zero = uniform_in(key, r * DRAWS + k, 0.0, 1.0) < zero_command_prob
         for c in range(3):
-            commands[r, c] = 0.0 if zero else _u(key, r, k + 1 + c, -command_range[c], command_range[c])
+            commands[r, c] = (
+                0.0 if zero else uniform_in(key, r * DRAWS + (k + 1 + c), -command_range[c], command_range[c])
+            )
         phase[r, 0], phase[r, 1] = 0.0, np.pi
-        phase_dt[r] = 2 * np.pi * ctrl_dt * _u(key, r, k + 4, gait_freq[0], gait_freq[1])
-        push_interval[r] = round(_u(key, r, k + 5, push_interval_steps[0], push_interval_steps[1]))
+        phase_dt[r] = 2 * np.pi * ctrl_dt * uniform_in(key, r * DRAWS + (k + 4), gait_freq[0], gait_freq[1])
+        push_interval[r] = round(
+            uniform_in(key, r * DRAWS + (k + 5), push_interval_steps[0], push_interval_steps[1])
+        )
         for f in range(2):
             feet_air_time[r, f] = 0.0
             last_contact[r, f] = 0
@@ -87,8 +71,10 @@ def walk_reset(
 
 @njit(cache=True)
 def motion_reset(
-    rows, key, bin_cdf, frames, root_pos, root_quat, root_lin_vel, root_ang_vel, clip_joint_pos, clip_joint_vel,
-    pose_noise, rot_noise, twist_noise, joint_noise, soft_lower, soft_upper, default_pose, push_interval_steps,
+    rows, key, bin_cdf, frames, root_pos, root_quat, root_lin_vel, root_ang_vel, clip_joint_pos,
+    clip_joint_vel,
+    pose_noise, rot_noise, twist_noise, joint_noise, soft_lower, soft_upper, default_pose,
+    push_interval_steps,
     qpos, qvel, ctrl, time, warmstart, time_steps, actions, last_actions, episode_steps, push_countdown,
 ):  # fmt: skip
     bins = bin_cdf.shape[0]
@@ -96,34 +82,36 @@ def motion_reset(
     for i in range(rows.shape[0]):
         r = rows[i]
         # adaptive sampling: a bin from the failure-weighted distribution, then a frame inside it
-        u = _u(key, r, 0, 0.0, 1.0) * bin_cdf[bins - 1]
+        u = uniform_in(key, r * DRAWS, 0.0, 1.0) * bin_cdf[bins - 1]
         b = 0
         while b < bins - 1 and bin_cdf[b] <= u:
             b += 1
-        t = min(int((b + _u(key, r, 1, 0.0, 1.0)) / bins * (frames - 1)), frames - 1)
+        t = min(int((b + uniform_in(key, r * DRAWS + 1, 0.0, 1.0)) / bins * (frames - 1)), frames - 1)
         time_steps[r] = t
         for c in range(3):
-            qpos[r, c] = root_pos[t, c] + _u(key, r, 2 + c, -pose_noise[c], pose_noise[c])
-        tilt = _quat_from_euler(
-            _u(key, r, 5, -rot_noise[0], rot_noise[0]),
-            _u(key, r, 6, -rot_noise[1], rot_noise[1]),
-            _u(key, r, 7, -rot_noise[2], rot_noise[2]),
+            qpos[r, c] = root_pos[t, c] + uniform_in(key, r * DRAWS + (2 + c), -pose_noise[c], pose_noise[c])
+        tilt = quat_from_euler_scalar(
+            uniform_in(key, r * DRAWS + 5, -rot_noise[0], rot_noise[0]),
+            uniform_in(key, r * DRAWS + 6, -rot_noise[1], rot_noise[1]),
+            uniform_in(key, r * DRAWS + 7, -rot_noise[2], rot_noise[2]),
         )
         q = quat_mul(tilt, (root_quat[t, 0], root_quat[t, 1], root_quat[t, 2], root_quat[t, 3]))
         for c in range(4):
             qpos[r, 3 + c] = q[c]
         for c in range(3):
-            qvel[r, c] = root_lin_vel[t, c] + _u(key, r, 8 + c, -twist_noise[c], twist_noise[c])
+            qvel[r, c] = root_lin_vel[t, c] + uniform_in(
+                key, r * DRAWS + (8 + c), -twist_noise[c], twist_noise[c]
+            )
         w = (
-            root_ang_vel[t, 0] + _u(key, r, 11, -twist_noise[3], twist_noise[3]),
-            root_ang_vel[t, 1] + _u(key, r, 12, -twist_noise[4], twist_noise[4]),
-            root_ang_vel[t, 2] + _u(key, r, 13, -twist_noise[5], twist_noise[5]),
+            root_ang_vel[t, 0] + uniform_in(key, r * DRAWS + 11, -twist_noise[3], twist_noise[3]),
+            root_ang_vel[t, 1] + uniform_in(key, r * DRAWS + 12, -twist_noise[4], twist_noise[4]),
+            root_ang_vel[t, 2] + uniform_in(key, r * DRAWS + 13, -twist_noise[5], twist_noise[5]),
         )
         local = quat_rotate_inv(q, w)  # the free joint's angular velocity is in the body frame
         for c in range(3):
             qvel[r, 3 + c] = local[c]
         for j in range(nj):
-            target = clip_joint_pos[t, j] + _u(key, r, 14 + j, -joint_noise, joint_noise)
+            target = clip_joint_pos[t, j] + uniform_in(key, r * DRAWS + (14 + j), -joint_noise, joint_noise)
             qpos[r, 7 + j] = min(max(target, soft_lower[j]), soft_upper[j])
             qvel[r, 6 + j] = clip_joint_vel[t, j]
             ctrl[r, j] = default_pose[j]
@@ -131,4 +119,6 @@ def motion_reset(
             last_actions[r, j] = 0.0
         _clear(r, time, warmstart)
         episode_steps[r] = 0
-        push_countdown[r] = round(_u(key, r, 14 + nj, push_interval_steps[0], push_interval_steps[1]))
+        push_countdown[r] = round(
+            uniform_in(key, r * DRAWS + (14 + nj), push_interval_steps[0], push_interval_steps[1])
+        )

@@ -2,8 +2,9 @@
 
 Per step: ctrl = q0 + 0.5 a (MuJoCo clamps it to ctrlrange), a push every 5-10 s, 10 substeps (derived fields
 describe the state before the last substep, as ``mjx.step`` leaves them), the snapshot, ``update_state`` (which
-advances phase and foot bookkeeping), then the env's bookkeeping: ``last_actions``, the command resample when the
-per-env counter passes 500, and a time-out after 1000 steps (the brax EpisodeWrapper's truncation).
+advances phase and foot bookkeeping), then the env's bookkeeping: the command resample when the per-env counter
+passes 500, a time-out after 1000 steps (the brax EpisodeWrapper's truncation), and the step's actions becoming
+``last_actions`` (the two buffers trade places).
 Reset (spec A1): knees_bent, xy +- 0.5, random heading, joints scaled by U(0.5, 1.5), base twist U(+-0.5),
 ctrl = joint q, then mj_forward; phase [0, pi] with a gait frequency U(1.25, 1.5), a fresh command, bookkeeping 0.
 Domain randomisation (optional in spec A1) is off.
@@ -51,7 +52,8 @@ class WalkEnv(TaskEnv):
         s = self.sim
         getters.walk_rows(
             rows, key, s.qpos, s.qvel, s["sensordata"], s["actuator_force"], s["site_xpos"], self.feet_sites,
-            out["qpos"], out["qvel"], out["sensordata"], out["actuator_force"], out["feet_pos"], out["noise_u"],
+            out["qpos"], out["qvel"], out["sensordata"], out["actuator_force"], out["feet_pos"],
+            out["noise_u"],
         )  # fmt: skip
 
     def advance(self, out: dict[str, np.ndarray]) -> None:

@@ -152,5 +152,7 @@ def test_collect_tables_with_the_physics_baseline(capsys):
 
 
 def test_collect_refuses_a_negative_warmup(capsys):
-    assert cli.main(["collect", "--task", "g1_walk", "--num-envs", "4", "--warmup", "-1"]) == 2
-    assert "--warmup must be 0 or more" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["collect", "--task", "g1_walk", "--num-envs", "4", "--warmup", "-1"])
+    assert exit_info.value.code == 2
+    assert "expected a count (0 or more), got -1" in capsys.readouterr().err

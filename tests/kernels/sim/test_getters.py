@@ -87,32 +87,42 @@ def test_noise_is_uniform_and_independent_of_the_thread_count(collector):
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         draws.append(out["noise_u"])
     np.testing.assert_array_equal(draws[0], draws[1])
-    assert ((draws[0] >= 0) & (draws[0] < 1)).all()
-    big = _many(key)
-    assert abs(big.mean() - 0.5) < 0.01 and abs(big.var() - 1 / 12) < 0.005
     assert len(np.unique(draws[0])) == draws[0].size  # no repeats across rows and columns
 
 
-def _many(key: np.uint64) -> np.ndarray:
-    out = np.empty((2000, 10), np.float32)
-    _fill(np.arange(2000, dtype=np.int64), key, out)
-    return out.ravel()
+def test_getter_noise_is_uniform_in_every_column():
+    """The getters' two-draws-per-output path, over many rows: each column's mean and variance are U(0, 1)'s."""
+    n = 4000
+    rows = np.arange(n, dtype=np.int64)
+    zeros = {name: np.zeros((n, *shape)) for name, shape in (("qpos", (36,)), ("qvel", (35,)), ("sd", (75,)))}
+    out = {
+        name: np.zeros((n, *shape), np.float32)
+        for name, shape in (("qpos", (36,)), ("qvel", (35,)), ("sd", (75,)))
+    }
+    af, feet, noise = (
+        np.zeros((n, 29), np.float32),
+        np.zeros((n, 2, 3), np.float32),
+        np.zeros((n, 67), np.float32),
+    )
+    getters.walk_rows(
+        rows, np.uint64(getters.stream(5, 1)), zeros["qpos"], zeros["qvel"], zeros["sd"], np.zeros((n, 29)),
+        np.zeros((n, 6, 3)), np.array([0, 1]), out["qpos"], out["qvel"], out["sd"], af, feet, noise,
+    )  # fmt: skip
+    assert ((noise >= 0) & (noise < 1)).all()
+    assert np.abs(noise.mean(axis=0) - 0.5).max() < 0.025  # 4.5 standard errors of a mean of 4000
+    assert np.abs(noise.var(axis=0) - 1 / 12).max() < 0.01
+    even, odd = noise[:, 0::2].ravel(), noise[:, 1::2].ravel()
+    assert abs(np.corrcoef(even[: len(odd)], odd)[0, 1]) < 0.02  # the two halves of one draw are unrelated
 
 
-@numba.njit(cache=False)
-def _fill(rows, key, out):
-    for i in range(rows.shape[0]):
-        for j in range(out.shape[1]):
-            out[i, j] = getters.uniform(key, rows[i] * out.shape[1] + j)
-
-
-def test_a_reset_touches_only_its_rows(collector):
-    env = collector.env
+def test_a_reset_touches_only_its_rows():
+    c = _stepped("g1_walk")
+    env = c.env
     sim = env.sim
     before = {name: sim[name].copy() for name in ("qpos", "qvel", "ctrl")}
     snap_before = {name: arr.copy() for name, arr in env.snap.items()}
     rows = np.array([1, 4], dtype=np.int64)
-    with collector.threads_limited():
+    with c.threads_limited():
         env.begin_reset(rows)
         sim.forward_rows(rows)
     keep = np.setdiff1d(np.arange(env.num_envs), rows)
