@@ -19,3 +19,17 @@ def test_ruff_lint():
 def test_ruff_format():
     result = _ruff("format", "--check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_source_directory_is_a_package():
+    """setuptools' find_packages skips directories without __init__.py: asv's wheel would lack them."""
+    missing = [
+        str(d.relative_to(ROOT))
+        for top in ("kernels", "gate")
+        for d in [ROOT / top, *(ROOT / top).rglob("*")]
+        if d.is_dir()
+        and "__pycache__" not in d.parts
+        and any(d.glob("*.py"))
+        and not (d / "__init__.py").exists()
+    ]
+    assert missing == []
