@@ -34,6 +34,7 @@ ROT_NOISE = np.array([0.1, 0.1, 0.2])  # roll, pitch, yaw
 TWIST_NOISE = np.array([0.5, 0.5, 0.2, 0.52, 0.52, 0.78])  # vx vy vz, wx wy wz (world)
 JOINT_NOISE = 0.1
 PUSH_INTERVAL_S = (1.0, 3.0)
+ROOT_KEYS = ("body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
 
 
 class MotionEnv(TaskEnv):
@@ -63,22 +64,45 @@ class MotionEnv(TaskEnv):
     def _get(self, rows: np.ndarray, key: np.uint64, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.motion_rows(
-            rows, key, s["xpos"], s["xquat"], s["cvel"], s["subtree_com"], self.bodies, self.roots, s.qpos,
+            rows,
+            key,
+            s["xpos"],
+            s["xquat"],
+            s["cvel"],
+            s["subtree_com"],
+            self.bodies,
+            self.roots,
+            s.qpos,
             s.qvel,
-            out["body_pos_w"], out["body_quat_w"], out["body_lin_vel_w"], out["body_ang_vel_w"],
+            out["body_pos_w"],
+            out["body_quat_w"],
+            out["body_lin_vel_w"],
+            out["body_ang_vel_w"],
             out["joint_pos"],
-            out["joint_vel"], out["noise_u"],
-        )  # fmt: skip
+            out["joint_vel"],
+            out["noise_u"],
+        )
 
     def advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.motion_advance(
-            self.key("bookkeeping"), out["done"], self.just_reset,
-            self.episode_steps, snap["time_steps"], self.frames, EPISODE_STEPS, self.bins, self.failed,
-            self.push_countdown, self.push_interval_steps, TWIST_NOISE, self.sim.qpos, self.sim.qvel,
+            self.key("bookkeeping"),
+            out["done"],
+            self.just_reset,
+            self.episode_steps,
+            snap["time_steps"],
+            self.frames,
+            EPISODE_STEPS,
+            self.bins,
+            self.failed,
+            self.push_countdown,
+            self.push_interval_steps,
+            TWIST_NOISE,
+            self.sim.qpos,
+            self.sim.qvel,
             self.reset_mask,
             self.resample,
-        )  # fmt: skip
+        )
         self.fail_ema = FAILURE_ALPHA * self.failed + (1 - FAILURE_ALPHA) * self.fail_ema
         self.pending = np.flatnonzero(self.reset_mask)
         self.swap_actions()
@@ -87,15 +111,35 @@ class MotionEnv(TaskEnv):
         sim, snap, clip = self.sim, self.snap, self.clip
         episode_steps = self.episode_steps[rows]  # kept by the rows that only ran off the clip
         bin_cdf = np.cumsum(self.fail_ema + UNIFORM_RATIO / self.bins)  # adaptive sampling (spec B7)
+        root = {name: clip[name][:, 0] for name in ROOT_KEYS}  # the pelvis of every frame
         resets.motion_reset(
-            rows, self.key("reset"), bin_cdf, self.frames, clip["body_pos_w"][:, 0],
-            clip["body_quat_w"][:, 0],
-            clip["body_lin_vel_w"][:, 0], clip["body_ang_vel_w"][:, 0], clip["joint_pos"], clip["joint_vel"],
-            POSE_NOISE, ROT_NOISE, TWIST_NOISE, JOINT_NOISE, task.SOFT_LOWER, task.SOFT_UPPER,
+            rows,
+            self.key("reset"),
+            bin_cdf,
+            self.frames,
+            root["body_pos_w"],
+            root["body_quat_w"],
+            root["body_lin_vel_w"],
+            root["body_ang_vel_w"],
+            clip["joint_pos"],
+            clip["joint_vel"],
+            POSE_NOISE,
+            ROT_NOISE,
+            TWIST_NOISE,
+            JOINT_NOISE,
+            task.SOFT_LOWER,
+            task.SOFT_UPPER,
             self.tm.default_pose,
             self.push_interval_steps,
-            sim.qpos, sim.qvel, sim.ctrl, sim["time"], sim["qacc_warmstart"], snap["time_steps"],
+            sim.qpos,
+            sim.qvel,
+            sim.ctrl,
+            sim["time"],
+            sim["qacc_warmstart"],
+            snap["time_steps"],
             snap["actions"],
-            snap["last_actions"], self.episode_steps, self.push_countdown,
-        )  # fmt: skip
+            snap["last_actions"],
+            self.episode_steps,
+            self.push_countdown,
+        )
         self.episode_steps[rows] = np.where(self.resample[rows], episode_steps, 0)

@@ -72,8 +72,7 @@ def walk_reset(
 @njit(cache=True)
 def motion_reset(
     rows, key, bin_cdf, frames, root_pos, root_quat, root_lin_vel, root_ang_vel, clip_joint_pos,
-    clip_joint_vel,
-    pose_noise, rot_noise, twist_noise, joint_noise, soft_lower, soft_upper, default_pose,
+    clip_joint_vel, pose_noise, rot_noise, twist_noise, joint_noise, soft_lower, soft_upper, default_pose,
     push_interval_steps,
     qpos, qvel, ctrl, time, warmstart, time_steps, actions, last_actions, episode_steps, push_countdown,
 ):  # fmt: skip

@@ -51,29 +51,70 @@ class WalkEnv(TaskEnv):
     def _get(self, rows: np.ndarray, key: np.uint64, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.walk_rows(
-            rows, key, s.qpos, s.qvel, s["sensordata"], s["actuator_force"], s["site_xpos"], self.feet_sites,
-            out["qpos"], out["qvel"], out["sensordata"], out["actuator_force"], out["feet_pos"],
+            rows,
+            key,
+            s.qpos,
+            s.qvel,
+            s["sensordata"],
+            s["actuator_force"],
+            s["site_xpos"],
+            self.feet_sites,
+            out["qpos"],
+            out["qvel"],
+            out["sensordata"],
+            out["actuator_force"],
+            out["feet_pos"],
             out["noise_u"],
-        )  # fmt: skip
+        )
 
     def advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.walk_advance(
-            self.key("bookkeeping"), out["done"], self.just_reset,
-            self.episode_steps, self.command_steps, snap["commands"], COMMAND_RANGE, ZERO_COMMAND_PROB,
-            COMMAND_RESAMPLE_STEPS, EPISODE_STEPS, snap["phase"], snap["feet_air_time"], snap["last_contact"],
-            snap["feet_peak_height"], self.reset_mask,
-        )  # fmt: skip
+            self.key("bookkeeping"),
+            out["done"],
+            self.just_reset,
+            self.episode_steps,
+            self.command_steps,
+            snap["commands"],
+            COMMAND_RANGE,
+            ZERO_COMMAND_PROB,
+            COMMAND_RESAMPLE_STEPS,
+            EPISODE_STEPS,
+            snap["phase"],
+            snap["feet_air_time"],
+            snap["last_contact"],
+            snap["feet_peak_height"],
+            self.reset_mask,
+        )
         self.pending = np.flatnonzero(self.reset_mask)
         self.swap_actions()
 
     def begin_reset(self, rows: np.ndarray) -> None:
         sim, snap = self.sim, self.snap
         resets.walk_reset(
-            rows, self.key("reset"), self.key_qpos, COMMAND_RANGE, ZERO_COMMAND_PROB, np.array(GAIT_FREQ),
-            np.array(PUSH_INTERVAL_S) / task.DT, task.DT,
-            sim.qpos, sim.qvel, sim.ctrl, sim["time"], sim["qacc_warmstart"],
-            snap["commands"], snap["phase"], snap["phase_dt"], snap["feet_air_time"], snap["last_contact"],
-            snap["feet_peak_height"], snap["actions"], snap["last_actions"],
-            self.command_steps, self.episode_steps, self.push_steps, self.push_interval,
-        )  # fmt: skip
+            rows,
+            self.key("reset"),
+            self.key_qpos,
+            COMMAND_RANGE,
+            ZERO_COMMAND_PROB,
+            np.array(GAIT_FREQ),
+            np.array(PUSH_INTERVAL_S) / task.DT,
+            task.DT,
+            sim.qpos,
+            sim.qvel,
+            sim.ctrl,
+            sim["time"],
+            sim["qacc_warmstart"],
+            snap["commands"],
+            snap["phase"],
+            snap["phase_dt"],
+            snap["feet_air_time"],
+            snap["last_contact"],
+            snap["feet_peak_height"],
+            snap["actions"],
+            snap["last_actions"],
+            self.command_steps,
+            self.episode_steps,
+            self.push_steps,
+            self.push_interval,
+        )
