@@ -102,7 +102,7 @@ class Collector:
             self.resets += len(self.env.pending)
             self.env.begin_reset(self.env.take_pending())
             self.env.sim.forward_rows(self.env.all_rows)
-            self.env.fill_snapshot(self.env.all_rows, self.env.snap)
+            self.env.fill_snapshot(self.env.snap)
             self.kernel.update_state(self.env.snap)
             self.env.advance(self.out)
 
@@ -151,7 +151,7 @@ class Collector:
         t6 = clock()
         env.sim.step(None if len(rows) == 0 else stepping)
         t7 = clock()
-        env.fill_snapshot(env.all_rows, env.snap)
+        env.fill_snapshot(env.snap)
         t8 = clock()
         self.kernel.update_state(env.snap)
         t9 = clock()

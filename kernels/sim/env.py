@@ -40,7 +40,6 @@ class TaskEnv(ABC):
     def __init__(self, tm: TaskModel, num_envs: int, threads: int, seed: int, *, frames: int | None = None):
         self.tm = tm
         self.num_envs = num_envs
-        self.threads = threads
         self.seed = seed
         self._calls = dict.fromkeys(STREAMS, 0)
         self.sim = BatchSim(
@@ -82,12 +81,19 @@ class TaskEnv(ABC):
         return np.flatnonzero(~self.just_reset)
 
     @abstractmethod
-    def _get(self, rows: np.ndarray, key: np.uint64, out: dict[str, np.ndarray]) -> None:
+    def _get(self, key: np.uint64, out: dict[str, np.ndarray]) -> None:
         """The task's getter kernel."""
 
     @abstractmethod
+    def _advance(self, out: dict[str, np.ndarray]) -> None:
+        """The task's bookkeeping kernel: writes ``reset_mask``."""
+
     def advance(self, out: dict[str, np.ndarray]) -> None:
-        """Bookkeeping after ``update_state``; sets ``pending`` to the rows that ended (done, timed out, ...)."""
+        """Bookkeeping after ``update_state``; sets ``pending`` to the rows that ended (done, timed out, ...)
+        and makes this step's actions the next step's ``last_actions``."""
+        self._advance(out)
+        self.pending = np.flatnonzero(self.reset_mask)
+        self.swap_actions()
 
     @abstractmethod
     def begin_reset(self, rows: np.ndarray) -> None:
@@ -99,6 +105,6 @@ class TaskEnv(ABC):
         self._calls[stream] = calls + 1
         return np.uint64(getters.stream(self.seed, (STREAMS[stream] << 56) + calls))
 
-    def fill_snapshot(self, rows: np.ndarray, out: dict[str, np.ndarray]) -> None:
-        """Getters: the physical arrays and fresh ``noise_u`` of ``rows`` into ``out`` (row i from sim rows[i])."""
-        self._get(rows, self.key("getters"), out)
+    def fill_snapshot(self, out: dict[str, np.ndarray]) -> None:
+        """Getters: the physical arrays and fresh ``noise_u`` of every env into ``out``."""
+        self._get(self.key("getters"), out)

@@ -1,8 +1,6 @@
 """Snapshot getters: the spec E2/E3 float32 arrays filled from a batch's live float64 MuJoCo state.
 
-Each getter is one fused ``@njit(parallel=True)`` loop over the requested rows (all envs on the hot path, the
-reset rows after a reset), so no Python loop runs per env. Output row ``i`` comes from simulation
-``rows[i]``. Body velocities are taken at the body origin, as mjlab does (spec B2):
+Each getter is one fused ``@njit(parallel=True)`` loop over the envs, so no Python loop runs per env. Body velocities are taken at the body origin, as mjlab does (spec B2):
 ``v = cvel_lin - w x (subtree_com[root] - xpos)``, which equals ``mj_objectVelocity(mjOBJ_XBODY, world)``.
 
 The same loop draws the observation noise ``noise_u`` of its rows from a counter-based generator (SplitMix64 of
@@ -49,45 +47,43 @@ def uniform_in(key, index, lo, hi):
 
 
 @njit(inline="always")
-def _noise_row(key, r, out, i):
+def _noise_row(key, r, out):
     """Row ``r``'s noise: two 24-bit uniforms from each 64-bit draw (bits 40-63 and 16-39)."""
     cols = out.shape[1]
     half = (cols + 1) // 2
     for p in range(half):
         z = _mix(key + (np.uint64(r * half + p) + np.uint64(1)) * _GAMMA)
-        out[i, 2 * p] = np.float32(z >> _S40) * _UNIT
+        out[r, 2 * p] = np.float32(z >> _S40) * _UNIT
         if 2 * p + 1 < cols:
-            out[i, 2 * p + 1] = np.float32((z >> _S16) & _LOW24) * _UNIT
+            out[r, 2 * p + 1] = np.float32((z >> _S16) & _LOW24) * _UNIT
 
 
 @njit(parallel=True, cache=True)
 def walk_rows(
-    rows, key, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
+    key, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
     out_qpos, out_qvel, out_sd, out_af, out_feet, out_noise,
 ):  # fmt: skip
-    for i in prange(rows.shape[0]):
-        r = rows[i]
+    for r in prange(qpos.shape[0]):
         for j in range(qpos.shape[1]):
-            out_qpos[i, j] = qpos[r, j]
+            out_qpos[r, j] = qpos[r, j]
         for j in range(qvel.shape[1]):
-            out_qvel[i, j] = qvel[r, j]
+            out_qvel[r, j] = qvel[r, j]
         for j in range(sensordata.shape[1]):
-            out_sd[i, j] = sensordata[r, j]
+            out_sd[r, j] = sensordata[r, j]
         for j in range(actuator_force.shape[1]):
-            out_af[i, j] = actuator_force[r, j]
+            out_af[r, j] = actuator_force[r, j]
         for f in range(feet_sites.shape[0]):
             for c in range(3):
-                out_feet[i, f, c] = site_xpos[r, feet_sites[f], c]
-        _noise_row(key, r, out_noise, i)
+                out_feet[r, f, c] = site_xpos[r, feet_sites[f], c]
+        _noise_row(key, r, out_noise)
 
 
 @njit(parallel=True, cache=True)
 def motion_rows(
-    rows, key, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
+    key, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
     out_pos, out_quat, out_lin, out_ang, out_jpos, out_jvel, out_noise,
 ):  # fmt: skip
-    for i in prange(rows.shape[0]):
-        r = rows[i]
+    for r in prange(qpos.shape[0]):
         for k in range(bodies.shape[0]):
             b = bodies[k]
             root = roots[k]
@@ -95,17 +91,17 @@ def motion_rows(
             dx = subtree_com[r, root, 0] - xpos[r, b, 0]
             dy = subtree_com[r, root, 1] - xpos[r, b, 1]
             dz = subtree_com[r, root, 2] - xpos[r, b, 2]
-            out_lin[i, k, 0] = cvel[r, b, 3] - (wy * dz - wz * dy)
-            out_lin[i, k, 1] = cvel[r, b, 4] - (wz * dx - wx * dz)
-            out_lin[i, k, 2] = cvel[r, b, 5] - (wx * dy - wy * dx)
-            out_ang[i, k, 0] = wx
-            out_ang[i, k, 1] = wy
-            out_ang[i, k, 2] = wz
+            out_lin[r, k, 0] = cvel[r, b, 3] - (wy * dz - wz * dy)
+            out_lin[r, k, 1] = cvel[r, b, 4] - (wz * dx - wx * dz)
+            out_lin[r, k, 2] = cvel[r, b, 5] - (wx * dy - wy * dx)
+            out_ang[r, k, 0] = wx
+            out_ang[r, k, 1] = wy
+            out_ang[r, k, 2] = wz
             for c in range(3):
-                out_pos[i, k, c] = xpos[r, b, c]
+                out_pos[r, k, c] = xpos[r, b, c]
             for c in range(4):
-                out_quat[i, k, c] = xquat[r, b, c]
+                out_quat[r, k, c] = xquat[r, b, c]
         for j in range(out_jpos.shape[1]):
-            out_jpos[i, j] = qpos[r, 7 + j]
-            out_jvel[i, j] = qvel[r, 6 + j]
-        _noise_row(key, r, out_noise, i)
+            out_jpos[r, j] = qpos[r, 7 + j]
+            out_jvel[r, j] = qvel[r, 6 + j]
+        _noise_row(key, r, out_noise)

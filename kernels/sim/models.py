@@ -30,8 +30,7 @@ _ASSETS = Path(asset_path()) / "mujoco/playground/assets"
 WALK_XML = _ASSETS / "mujoco_playground/_src/locomotion/g1/xmls/scene_mjx_feetonly_flat_terrain.xml"
 MOTION_XML = _ASSETS / "mujoco_menagerie/unitree_g1/scene.xml"
 
-# Control step and substeps per task (spec A1 and B1).
-CTRL_DT = {"g1_walk": g1_walk.DT, "g1_motion": g1_motion.DT}
+# Substeps per control step (spec A1 and B1).
 SUBSTEPS = {"g1_walk": 10, "g1_motion": 4}
 
 # Spec B6: actuator groups by joint-name fragment -> (armature I, effort limit). Gains follow from I.
@@ -118,7 +117,7 @@ def walk_model() -> TaskModel:
 @functools.cache
 def motion_model() -> TaskModel:
     spec = mujoco.MjSpec.from_file(str(MOTION_XML))
-    spec.option.timestep = CTRL_DT["g1_motion"] / SUBSTEPS["g1_motion"]
+    spec.option.timestep = g1_motion.DT / SUBSTEPS["g1_motion"]
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.option.solver = mujoco.mjtSolver.mjSOL_NEWTON
     spec.option.iterations = 10
@@ -143,11 +142,3 @@ def motion_model() -> TaskModel:
         action_scale=np.array(scale),
         default_pose=g1_motion.DEFAULT_POSE.copy(),
     )
-
-
-def task_model(task: str) -> TaskModel:
-    if task == "g1_walk":
-        return walk_model()
-    if task == "g1_motion":
-        return motion_model()
-    raise ValueError(f"unknown task {task!r}; known tasks: g1_walk, g1_motion")

@@ -61,10 +61,9 @@ class MotionEnv(TaskEnv):
         self.failed = np.zeros(self.bins, np.int64)
         self.resample = np.zeros(num_envs, np.bool_)  # rows that ran off the clip: RSI, the episode goes on
 
-    def _get(self, rows: np.ndarray, key: np.uint64, out: dict[str, np.ndarray]) -> None:
+    def _get(self, key: np.uint64, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.motion_rows(
-            rows,
             key,
             s["xpos"],
             s["xquat"],
@@ -83,7 +82,7 @@ class MotionEnv(TaskEnv):
             out["noise_u"],
         )
 
-    def advance(self, out: dict[str, np.ndarray]) -> None:
+    def _advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.motion_advance(
             self.key("bookkeeping"),
@@ -104,8 +103,6 @@ class MotionEnv(TaskEnv):
             self.resample,
         )
         self.fail_ema = FAILURE_ALPHA * self.failed + (1 - FAILURE_ALPHA) * self.fail_ema
-        self.pending = np.flatnonzero(self.reset_mask)
-        self.swap_actions()
 
     def begin_reset(self, rows: np.ndarray) -> None:
         sim, snap, clip = self.sim, self.snap, self.clip

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import mujoco
@@ -139,7 +140,7 @@ def load(frames: int = FRAMES, *, directory: Path | None = None) -> dict[str, np
             clip = {k: f[k] for k in f.files}
         if _valid(clip, frames):
             return {k: clip[k] for k in KEYS}
-    except (OSError, ValueError):
+    except (OSError, ValueError, zipfile.BadZipFile):  # missing, truncated or not an npz: regenerate
         pass
     clip = generate(frames)
     directory.mkdir(parents=True, exist_ok=True)

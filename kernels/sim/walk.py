@@ -48,10 +48,9 @@ class WalkEnv(TaskEnv):
             self.key("bookkeeping"), self.push_steps, self.push_interval, PUSH_MAGNITUDE, self.sim.qvel
         )
 
-    def _get(self, rows: np.ndarray, key: np.uint64, out: dict[str, np.ndarray]) -> None:
+    def _get(self, key: np.uint64, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.walk_rows(
-            rows,
             key,
             s.qpos,
             s.qvel,
@@ -67,7 +66,7 @@ class WalkEnv(TaskEnv):
             out["noise_u"],
         )
 
-    def advance(self, out: dict[str, np.ndarray]) -> None:
+    def _advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.walk_advance(
             self.key("bookkeeping"),
@@ -86,8 +85,6 @@ class WalkEnv(TaskEnv):
             snap["feet_peak_height"],
             self.reset_mask,
         )
-        self.pending = np.flatnonzero(self.reset_mask)
-        self.swap_actions()
 
     def begin_reset(self, rows: np.ndarray) -> None:
         sim, snap = self.sim, self.snap

@@ -39,7 +39,7 @@ def _fresh_snapshot(c: Collector) -> dict[str, np.ndarray]:
     env = c.env
     out = {name: np.full_like(env.snap[name], np.nan) for name in env.physical if name != "noise_u"}
     out["noise_u"] = np.full_like(env.snap["noise_u"], np.nan)
-    env.fill_snapshot(env.all_rows, out)
+    env.fill_snapshot(out)
     return out
 
 
@@ -75,14 +75,13 @@ def test_motion_getters_agree_with_mj_object_velocity(motion):
 
 def test_noise_is_uniform_and_independent_of_the_thread_count(collector):
     env = collector.env
-    rows = np.arange(env.num_envs, dtype=np.int64)
     key = np.uint64(getters.stream(123, 7))
     draws = []
     for threads in (1, 2):
         out = {name: np.empty_like(env.snap[name]) for name in env.physical}
         numba.set_num_threads(threads)
         try:
-            env._get(rows, key, out)
+            env._get(key, out)
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         draws.append(out["noise_u"])
@@ -93,7 +92,6 @@ def test_noise_is_uniform_and_independent_of_the_thread_count(collector):
 def test_getter_noise_is_uniform_in_every_column():
     """The getters' two-draws-per-output path, over many rows: each column's mean and variance are U(0, 1)'s."""
     n = 4000
-    rows = np.arange(n, dtype=np.int64)
     zeros = {name: np.zeros((n, *shape)) for name, shape in (("qpos", (36,)), ("qvel", (35,)), ("sd", (75,)))}
     out = {
         name: np.zeros((n, *shape), np.float32)
@@ -105,7 +103,7 @@ def test_getter_noise_is_uniform_in_every_column():
         np.zeros((n, 67), np.float32),
     )
     getters.walk_rows(
-        rows, np.uint64(getters.stream(5, 1)), zeros["qpos"], zeros["qvel"], zeros["sd"], np.zeros((n, 29)),
+        np.uint64(getters.stream(5, 1)), zeros["qpos"], zeros["qvel"], zeros["sd"], np.zeros((n, 29)),
         np.zeros((n, 6, 3)), np.array([0, 1]), out["qpos"], out["qvel"], out["sd"], af, feet, noise,
     )  # fmt: skip
     assert ((noise >= 0) & (noise < 1)).all()
