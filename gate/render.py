@@ -12,6 +12,17 @@ from kernels.bench import CellResult
 from kernels.parity import ParityReport
 
 
+def _columns(table: Table, names, left: tuple[str, ...] = ("task", "impl")) -> None:
+    """Text columns left-aligned, numbers right-aligned."""
+    for name in names:
+        table.add_column(name, justify="left" if name in left else "right")
+
+
+def _case(r: dict) -> tuple[str, str, str, str]:
+    """The leading cells of a collector row: task, impl, N, threads."""
+    return r["task"], r["impl"], str(r["num_envs"]), str(r["threads"])
+
+
 def _num(x: float, fmt: str) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
 
@@ -102,8 +113,7 @@ def jit_table(rows: list[dict]) -> Table:
     table = Table(
         title="JIT, in fresh processes: compile (empty cache) and cache load, apart from steady state"
     )
-    for col in ("task", "impl", "compile s", "cache load s", "import kernels s"):
-        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+    _columns(table, ("task", "impl", "compile s", "cache load s", "import kernels s"))
     for r in rows:
         table.add_row(
             r["task"], r["impl"], f"{r['compile_s']:.2f}", f"{r['cache_load_s']:.3f}", f"{r['import_s']:.3f}"
@@ -115,7 +125,7 @@ def pairs_table(rows: list[dict]) -> Table:
     table = Table(
         title="Paired ratio impl / hand-written per cell: median of pairs, 95% hierarchical bootstrap CI"
     )
-    for col in (
+    columns = (
         "commit",
         "task",
         "impl",
@@ -126,8 +136,8 @@ def pairs_table(rows: list[dict]) -> Table:
         "ratio",
         "95% CI",
         "CI width % of ratio",
-    ):
-        table.add_column(col, justify="left" if col in ("commit", "task", "impl") else "right")
+    )
+    _columns(table, columns, left=("commit", "task", "impl"))
     for r in rows:
         table.add_row(
             r["commit"][:8], r["task"], r["impl"], str(r["num_envs"]), str(r["threads"]), str(r["processes"]),
@@ -245,15 +255,13 @@ def collect_table(rows: list[dict]) -> Table:
     table = Table(
         title="End-to-end collector: microseconds per env-step by phase (mean over the timed steps)"
     )
-    for col in ("task", "impl", "N", "thr", "env-steps/s", "step ms p50", "p95", *PHASES, "overhead", "cpu"):
-        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+    _columns(
+        table, ("task", "impl", "N", "thr", "env-steps/s", "step ms p50", "p95", *PHASES, "overhead", "cpu")
+    )
     for r in rows:
         per = r["us_per_env_step"]
         table.add_row(
-            r["task"],
-            r["impl"],
-            str(r["num_envs"]),
-            str(r["threads"]),
+            *_case(r),
             f"{r['env_steps_per_s']:.0f}",
             f"{r['step_ms']['median']:.1f}",
             f"{r['step_ms']['p95']:.1f}",
@@ -268,36 +276,38 @@ def collect_table(rows: list[dict]) -> Table:
     return table
 
 
+def _spread(ratio: dict) -> str:
+    return f"{ratio['median']:.3f} [{ratio['p5']:.2f}, {ratio['p95']:.2f}]"
+
+
 def physics_table(rows: list[dict]) -> Table:
     """``fusegate collect --physics-baseline``: the collector's batch step vs MuJoCo stepping alone."""
     table = Table(
         title="Physics: the collector's batch step vs the same states stepped alone (per-step ratios)"
     )
-    for col in (
-        "task",
-        "impl",
-        "N",
-        "thr",
-        "collector ms",
-        "batch ms",
-        "rollout ms",
-        "collector/batch",
-        "rollout/batch",
-    ):
-        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+    _columns(
+        table,
+        (
+            "task",
+            "impl",
+            "N",
+            "thr",
+            "collector ms",
+            "batch ms",
+            "rollout ms",
+            "collector/batch",
+            "rollout/batch",
+        ),
+    )
     for r in rows:
         b = r["physics_baseline"]
-        c, ro = b["collector_vs_batch"], b["rollout_vs_batch"]
         table.add_row(
-            r["task"],
-            r["impl"],
-            str(r["num_envs"]),
-            str(r["threads"]),
+            *_case(r),
             f"{b['collector_ms']:.1f}",
             f"{b['batch_ms']:.1f}",
             f"{b['rollout_ms']:.1f}",
-            f"{c['median']:.3f} [{c['p5']:.2f}, {c['p95']:.2f}]",
-            f"{ro['median']:.3f} [{ro['p5']:.2f}, {ro['p95']:.2f}]",
+            _spread(b["collector_vs_batch"]),
+            _spread(b["rollout_vs_batch"]),
         )
     table.caption = escape(
         "median of per-step ratios [p5, p95]; batch = mujoco.batch.Batch alone, rollout = mujoco.rollout"
