@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -222,3 +223,67 @@ class Token(Base):
     machine: Mapped[str | None] = mapped_column(String(200))  # uploads only for this machine; None: any
     created_at: Mapped[datetime] = mapped_column(default=now)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class WebhookDelivery(Base):
+    """A GitHub webhook delivery already handled (``X-GitHub-Delivery``): redeliveries are answered, not redone."""
+
+    __tablename__ = "webhook_delivery"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    delivery: Mapped[str] = mapped_column(String(100), unique=True)
+    event: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64), default="")
+    received_at: Mapped[datetime] = mapped_column(default=now)
+
+
+class PullRequest(Base):
+    """A pull request the bot watches; ``comment_id`` is its one verdict comment, edited in place."""
+
+    __tablename__ = "pull_request"
+    __table_args__ = (UniqueConstraint("repo", "number"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo: Mapped[str] = mapped_column(String(200))  # owner/name
+    number: Mapped[int]
+    title: Mapped[str] = mapped_column(Text, default="")
+    base_ref: Mapped[str] = mapped_column(String(200))
+    base_sha: Mapped[str] = mapped_column(String(40))
+    head_sha: Mapped[str] = mapped_column(String(40))
+    installation_id: Mapped[int | None] = mapped_column(BigInteger)  # GitHub App installation, if any
+    comment_id: Mapped[int | None] = mapped_column(BigInteger)
+    comment_digest: Mapped[str] = mapped_column(String(64), default="")
+    updated_at: Mapped[datetime] = mapped_column(default=now)
+
+
+class PullCheck(Base):
+    """The gate's commit status for one head of a pull request, as decided and as last posted to GitHub."""
+
+    __tablename__ = "pull_check"
+    __table_args__ = (UniqueConstraint("pull_id", "head_sha"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pull_id: Mapped[int] = mapped_column(ForeignKey("pull_request.id", ondelete="CASCADE"), index=True)
+    base_sha: Mapped[str] = mapped_column(String(40))
+    head_sha: Mapped[str] = mapped_column(String(40), index=True)
+    state: Mapped[str] = mapped_column(String(16), default="pending")  # pending | success | failure | error
+    description: Mapped[str] = mapped_column(Text, default="")
+    evaluation_id: Mapped[int | None]
+    posted: Mapped[str] = mapped_column(Text, default="")  # state + description last posted
+    deadline: Mapped[datetime]
+    created_at: Mapped[datetime] = mapped_column(default=now)
+    settled_at: Mapped[datetime | None]
+    pull: Mapped[PullRequest] = relationship(lazy="joined")
+
+
+class BotJob(Base):
+    """The bot's queue: a check to bring up to date on GitHub. Webhooks and uploads only insert rows here."""
+
+    __tablename__ = "bot_job"
+    __table_args__ = (Index("ix_bot_job_due", "done_at", "due_at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    check_id: Mapped[int] = mapped_column(ForeignKey("pull_check.id", ondelete="CASCADE"), index=True)
+    reason: Mapped[str] = mapped_column(String(64))  # webhook | upload | deadline | retry
+    due_at: Mapped[datetime] = mapped_column(default=now)
+    lease_until: Mapped[datetime | None]
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=now)
+    done_at: Mapped[datetime | None]
