@@ -31,3 +31,9 @@ def commit(repo: Path, *, policy: str | None = None, message: str = "change") ->
         git(repo, "add", POLICY_FILE)
     git(repo, "commit", "-q", "--allow-empty", "-m", message)
     return git(repo, "rev-parse", "HEAD")
+
+
+def base_and_head(path: Path, *, policy: str) -> tuple[Path, str, str]:
+    """A repository with a base commit carrying ``policy`` and a head commit on top: (path, base, head)."""
+    base = commit(path, policy=policy, message="base")
+    return path, base, commit(path, message="head")

@@ -51,10 +51,7 @@ def _measure(
 
 @pytest.fixture
 def repo(tmp_path):
-    path = tmp_path / "repo"
-    base = gitrepo.commit(path, policy=POLICY, message="base")
-    head = gitrepo.commit(path, message="head")
-    return path, base, head
+    return gitrepo.base_and_head(tmp_path / "repo", policy=POLICY)
 
 
 def _evaluate(url, repo_path, base, head, **kw) -> EvaluationOut:
