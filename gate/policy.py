@@ -168,3 +168,16 @@ def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
 def same_tree(repo: Path, a: str, b: str) -> bool:
     trees = [_git(repo, "rev-parse", f"{sha}^{{tree}}").stdout.strip() for sha in (a, b)]
     return bool(trees[0]) and trees[0] == trees[1]
+
+
+def fetch_missing(repo: Path, shas: list[str]) -> None:
+    """Fetch commits the service's clone does not have yet (a new PR head), best effort: ``read_from_base`` says
+    what is still missing."""
+    missing = [s for s in shas if _git(repo, "cat-file", "-e", f"{s}^{{commit}}").returncode != 0]
+    if missing:
+        _git(repo, "fetch", "--quiet", "origin", *missing)
+
+
+def edits_policy(repo: Path, base_sha: str, head_sha: str) -> bool:
+    """True when head's policy file differs from base's (the PR edits the rules that judge it)."""
+    return _git(repo, "diff", "--quiet", base_sha, head_sha, "--", POLICY_FILE).returncode == 1

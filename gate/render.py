@@ -313,3 +313,21 @@ def physics_table(rows: list[dict]) -> Table:
         "median of per-step ratios [p5, p95]; batch = mujoco.batch.Batch alone, rollout = mujoco.rollout"
     )
     return table
+
+
+def bot_bench_table(row: dict) -> Table:
+    table = Table(
+        title="fusegate bot: last required results arrive -> commit status posted",
+        caption=f"base {row['base'][:12]} -> head {row['head'][:12]}, {row['results']} result files; "
+        f"statuses: {', '.join(row['states'])}",
+    )
+    for col in ("repeats", "median", "p95", "max", "upload (POST /api/runs) median"):
+        table.add_column(col, justify="right")
+    table.add_row(
+        str(row["repeats"]),
+        f"{row['latency_median_s'] * 1e3:.0f} ms",
+        f"{row['latency_p95_s'] * 1e3:.0f} ms",
+        f"{row['latency_max_s'] * 1e3:.0f} ms",
+        f"{row['upload_median_s'] * 1e3:.0f} ms",
+    )
+    return table

@@ -3,29 +3,86 @@
 from __future__ import annotations
 
 import logging
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from gate.api.routes import evaluations, health, machines, runs
+from gate.api.routes import evaluations, github, health, machines, pulls, runs
 from gate.api.settings import Settings
 from gate.store import db
 
 log = logging.getLogger("fusegate")
 
 
-def create_app(*, database_url: str | None = None, repo: Path | None = None) -> FastAPI:
-    settings = Settings()
+def _bot(settings: Settings, url: str, repo: Path):
+    """The PR bot's worker when the settings enable it, else None (the webhook then answers 503)."""
+    if not settings.bot_enabled():
+        return None
+    from gate.bot.github import AppAuth, GitHub, Retry, TokenAuth
+    from gate.bot.worker import Worker
+
+    if settings.github_token is not None:
+        auth = TokenAuth(settings.github_token.get_secret_value())
+    else:
+        auth = AppAuth(
+            settings.github_app_id,
+            settings.github_app_private_key_file.read_text(),
+            installation_id=settings.github_app_installation_id,
+        )
+    client = GitHub(
+        base_url=settings.github_api_url,
+        auth=auth,
+        retry=Retry(attempts=settings.github_attempts, backoff=settings.github_backoff_s),
+    )
+    return Worker(
+        url=url,
+        repo=repo,
+        github=client,
+        public_url=settings.public_url,
+        window_s=settings.bot_window_s,
+        poll_s=settings.bot_poll_s,
+    )
+
+
+def create_app(
+    *, database_url: str | None = None, repo: Path | None = None, settings: Settings | None = None
+) -> FastAPI:
+    settings = settings or Settings()
+    url = database_url or settings.database_url
+    repo = (repo or settings.repo).resolve()
+    bot = _bot(settings, url, repo)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if bot is not None:
+            bot.start()
+        yield
+        if bot is not None:
+            bot.stop()
+
     app = FastAPI(
         title="fusegate",
         version="1",
         description="Performance-regression gate for fused RL-environment kernels: results in, verdicts out.",
+        lifespan=lifespan,
     )
-    app.state.database_url = database_url or settings.database_url
-    app.state.repo = (repo or settings.repo).resolve()
-    db.upgrade(app.state.database_url)
-    for router in (health.router, runs.router, evaluations.router, machines.router):
+    app.state.database_url = url
+    app.state.repo = repo
+    app.state.bot = bot
+    app.state.webhook_secret = (
+        settings.github_webhook_secret.get_secret_value() if settings.github_webhook_secret else ""
+    )
+    db.upgrade(url)
+    for router in (
+        health.router,
+        runs.router,
+        evaluations.router,
+        machines.router,
+        github.router,
+        pulls.router,
+    ):
         app.include_router(router)
 
     @app.exception_handler(Exception)

@@ -99,3 +99,38 @@ class UploadOut(BaseModel):
 
 class Problem(BaseModel):
     detail: str
+
+
+class CheckOut(Orm):
+    base_sha: str
+    head_sha: str
+    state: str = Field(description="the commit status: pending | success | failure | error")
+    description: str
+    evaluation_id: int | None
+    deadline: datetime = Field(description="pending past this with machines missing becomes error")
+    created_at: datetime
+    settled_at: datetime | None
+
+
+class PullOut(Orm):
+    repo: str
+    number: int
+    title: str
+    base_ref: str
+    base_sha: str
+    head_sha: str
+    checks: list[CheckOut] = Field(description="one per head the pull request has had, newest first")
+
+
+class RoundsOut(BaseModel):
+    base_sha: str
+    head_sha: str
+    machine: str
+    more: bool = Field(
+        description="true: run more benchmark rounds of base and head on this machine and upload"
+    )
+    stale: bool = Field(
+        description="results arrived after this evaluation and the bot is re-evaluating: ask again shortly"
+    )
+    budget: int = Field(description="the policy's max_rounds (benchmark processes per cell)")
+    cells: list[ComparisonOut] = Field(description="this machine's inconclusive cells still under the budget")

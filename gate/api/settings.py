@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gate.store import db
+
+
+class SettingsError(ValueError):
+    pass
 
 
 class Settings(BaseSettings):
@@ -16,3 +21,34 @@ class Settings(BaseSettings):
     repo: Path = Path(
         "."
     )  # a clone of the project: the gate reads the policy from the base commit through git
+    public_url: str = "http://127.0.0.1:8000"  # how GitHub users reach this service (links in statuses)
+
+    # The PR bot (gate.bot). It runs when the webhook secret and one kind of GitHub auth are set.
+    github_webhook_secret: SecretStr | None = None
+    github_api_url: str = "https://api.github.com"  # GitHub Enterprise Server: https://HOST/api/v3
+    github_token: SecretStr | None = None
+    github_app_id: str | None = None
+    github_app_private_key_file: Path | None = None
+    github_app_installation_id: int | None = None
+    bot_window_s: float = 6 * 3600.0  # how long a check waits for its machines before it is an error
+    bot_poll_s: float = 5.0  # the worker's idle poll; webhooks and uploads wake it at once
+    github_attempts: int = 5
+    github_backoff_s: float = 0.5
+
+    def bot_enabled(self) -> bool:
+        """True when the bot can run; refuses a half configuration with what is missing."""
+        auth = self.github_token is not None or self.github_app_id is not None
+        if self.github_webhook_secret is None:
+            return False
+        if not self.github_webhook_secret.get_secret_value():
+            raise SettingsError("FUSEGATE_GITHUB_WEBHOOK_SECRET is empty: set the webhook's secret")
+        if not auth:
+            raise SettingsError(
+                "FUSEGATE_GITHUB_WEBHOOK_SECRET is set but the bot cannot post to GitHub: set "
+                "FUSEGATE_GITHUB_TOKEN, or FUSEGATE_GITHUB_APP_ID and FUSEGATE_GITHUB_APP_PRIVATE_KEY_FILE"
+            )
+        if self.github_app_id is not None and self.github_app_private_key_file is None:
+            raise SettingsError(
+                "FUSEGATE_GITHUB_APP_ID needs FUSEGATE_GITHUB_APP_PRIVATE_KEY_FILE (the App's PEM key)"
+            )
+        return True

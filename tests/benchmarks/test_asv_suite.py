@@ -139,6 +139,8 @@ GATE_ONLY = {
     "pydantic",
     "pydantic-settings",
     "httpx",
+    "pyjwt",
+    "cryptography",
 }
 
 

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, status
 
-from gate import policy
-from gate.api.deps import ReadSessionDep, RunnerDep, SessionDep
+from gate.api.deps import ReadSessionDep, RunnerDep, SessionDep, commit_sha
 from gate.api.schemas import EvaluationOut, EvaluationRequest, EvaluationSummary, Problem
 from gate.evaluate import evaluate_and_store, is_stale
 from gate.store import queries
 
 router = APIRouter(tags=["evaluations"])
-
-
-def _sha(request: Request, ref: str) -> str:
-    try:
-        return policy.resolve(request.app.state.repo, ref)
-    except policy.PolicyError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
 
 
 @router.post(
@@ -29,7 +21,7 @@ def trigger(
     body: EvaluationRequest, request: Request, session: SessionDep, _runner: RunnerDep
 ) -> EvaluationOut:
     """Evaluate (base, head) now with the policy of the base commit, store and return the verdict."""
-    base, head = _sha(request, body.base), _sha(request, body.head)
+    base, head = commit_sha(request, body.base), commit_sha(request, body.head)
     evaluation = evaluate_and_store(
         session, repo=request.app.state.repo, base_sha=base, head_sha=head, extra_impls=body.impl
     )
@@ -55,7 +47,7 @@ def read(evaluation_id: int, session: ReadSessionDep) -> EvaluationOut:
 @router.get("/api/verdicts/{base}/{head}", responses={404: {"model": Problem}})
 def verdict(base: str, head: str, request: Request, session: ReadSessionDep) -> EvaluationOut:
     """The latest stored verdict for (base, head): a read, nothing is computed."""
-    base_sha, head_sha = _sha(request, base), _sha(request, head)
+    base_sha, head_sha = commit_sha(request, base), commit_sha(request, head)
     evaluation = queries.latest_evaluation(session, base_sha=base_sha, head_sha=head_sha)
     if evaluation is None:
         raise HTTPException(

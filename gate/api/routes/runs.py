@@ -8,7 +8,7 @@ from gate.api.deps import ReadSessionDep, RunnerDep
 from gate.api.schemas import Bundle, EvaluationSummary, Problem, RunOut, UploadOut
 from gate.evaluate import evaluate_and_store
 from gate.ingest import bundle as bundles
-from gate.store import db, queries
+from gate.store import db, pulls, queries
 
 router = APIRouter(tags=["runs"])
 
@@ -46,9 +46,23 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
                 with db.transaction(url) as session:
                     e = evaluate_and_store(session, repo=request.app.state.repo, base_sha=base, head_sha=head)
                     evaluations.append(EvaluationSummary.model_validate(e))
+        _notify_bot(request, {r.commit for r in runs})
     return UploadOut(
         stored=report.stored, unchanged=report.unchanged, results=report.results, evaluations=evaluations
     )
+
+
+def _notify_bot(request: Request, shas: set[str]) -> None:
+    """Queue the PR checks these commits belong to; the bot's worker posts their statuses."""
+    bot = request.app.state.bot
+    if bot is None:
+        return
+    with db.transaction(request.app.state.database_url) as session:
+        queued = pulls.enqueue(
+            session, check_ids=pulls.checks_with_commits(session, shas=shas), reason="upload"
+        )
+    if queued:
+        bot.wake()
 
 
 @router.get("/api/runs")

@@ -1,0 +1,132 @@
+"""``POST /api/github/webhook``: GitHub's pull request events in; the bot's work is queued, never done here.
+
+The body is checked against ``X-Hub-Signature-256`` (HMAC-SHA256 with the webhook secret, constant-time compare)
+before it is parsed. ``pull_request`` opened / synchronize / reopened records the pull request, starts a pending
+check for its head and queues it for the worker, in one transaction with the delivery id, so a redelivery
+(same ``X-GitHub-Delivery``) is answered without doing anything twice. ``ping`` is answered; other events and
+actions are ignored with 202.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+from fastapi import APIRouter, Header, HTTPException, Request, status
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from gate.api.schemas import Problem
+from gate.store import db, pulls
+
+router = APIRouter(tags=["github"])
+ACTIONS = ("opened", "synchronize", "reopened")
+
+
+class WebhookOut(BaseModel):
+    status: str = Field(description="queued | duplicate | ignored | pong")
+    detail: str
+    check_id: int | None = None
+
+
+def verify(secret: str, body: bytes, signature: str | None) -> bool:
+    if not signature or not signature.startswith("sha256="):
+        return False
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, signature)
+
+
+def _field(payload: dict, path: str, kind: type):
+    value = payload
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            f"pull_request payload: {path} must be {kind.__name__}, got {value!r}",
+        )
+    return value
+
+
+def _record(url: str, *, delivery: str, event: str, payload: dict, deadline) -> WebhookOut:
+    action = str(payload.get("action", ""))
+    pr = {
+        "repo": _field(payload, "repository.full_name", str),
+        "number": _field(payload, "pull_request.number", int),
+        "title": str((payload.get("pull_request") or {}).get("title") or ""),
+        "base_ref": _field(payload, "pull_request.base.ref", str),
+        "base_sha": _field(payload, "pull_request.base.sha", str),
+        "head_sha": _field(payload, "pull_request.head.sha", str),
+    }
+    installation = (payload.get("installation") or {}).get("id")
+    with db.transaction(url) as session:
+        if pulls.seen_delivery(session, delivery=delivery):
+            return WebhookOut(status="duplicate", detail=f"delivery {delivery} was handled already")
+        pulls.record_delivery(session, delivery=delivery, event=event, action=action)
+        pull = pulls.upsert_pull(
+            session, **pr, installation_id=installation if isinstance(installation, int) else None
+        )
+        check = pulls.ensure_check(session, pull=pull, deadline=deadline)
+        pulls.enqueue(session, check_ids=[check.id], reason="webhook")
+        return WebhookOut(
+            status="queued",
+            detail=f"{pr['repo']}#{pr['number']} head {pr['head_sha'][:12]}",
+            check_id=check.id,
+        )
+
+
+@router.post(
+    "/api/github/webhook",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={
+        200: {"model": WebhookOut},
+        400: {"model": Problem},
+        401: {"model": Problem},
+        503: {"model": Problem},
+    },
+)
+async def webhook(
+    request: Request,
+    x_github_event: str = Header(description="pull_request | ping | ..."),
+    x_github_delivery: str = Header(description="the delivery's GUID; a redelivery repeats it"),
+    x_hub_signature_256: str | None = Header(default=None, description="sha256=HMAC of the body"),
+) -> WebhookOut:
+    """A GitHub webhook delivery: verified, recorded once, and queued for the bot's worker."""
+    bot = request.app.state.bot
+    if bot is None:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "the PR bot is not configured: set FUSEGATE_GITHUB_WEBHOOK_SECRET and FUSEGATE_GITHUB_TOKEN "
+            "(or the GitHub App settings) on the service",
+        )
+    body = await request.body()
+    if not verify(request.app.state.webhook_secret, body, x_hub_signature_256):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, "missing or wrong X-Hub-Signature-256 for this body"
+        )
+    if not x_github_delivery or len(x_github_delivery) > 100:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"bad X-GitHub-Delivery {x_github_delivery!r}")
+    try:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"body is not JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, f"body must be a JSON object, got {type(payload).__name__}"
+        )
+    if x_github_event == "ping":
+        return JSONResponse({"status": "pong", "detail": str(payload.get("zen", "")), "check_id": None})
+    if x_github_event != "pull_request" or payload.get("action") not in ACTIONS:
+        return WebhookOut(
+            status="ignored", detail=f"{x_github_event} {payload.get('action', '')} is not handled".strip()
+        )
+    out = await run_in_threadpool(
+        _record, request.app.state.database_url, delivery=x_github_delivery, event=x_github_event,
+        payload=payload, deadline=bot.deadline(),
+    )  # fmt: skip
+    if out.status == "duplicate":
+        return JSONResponse(out.model_dump(), status_code=status.HTTP_200_OK)
+    bot.wake()
+    return out

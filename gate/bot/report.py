@@ -1,0 +1,182 @@
+"""What the bot tells GitHub, as pure functions: the commit status of a check and the PR comment's markdown.
+
+Status states map the gate's verdicts: approve -> success, reject -> failure, error -> error; inconclusive stays
+pending while the policy's round budget lasts (the runners are asked for more rounds) and is a failure once the
+budget is spent (inconclusive is never a pass). Machines that have not reported keep the status pending until the
+check's deadline, then it is an error that names them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from gate.policy import POLICY_FILE, Policy
+
+CONTEXT = "fusegate"
+MARKER = "<!-- fusegate:pr-comment -->"  # the bot's one comment per pull request is found by this
+MAX_ROWS = 60  # cells listed in the comment, problems first; the link has all of them
+
+
+@dataclass(frozen=True, kw_only=True)
+class Status:
+    state: str  # pending | success | failure | error
+    description: str
+    settled: bool  # no further results can change it without a new upload
+
+    @property
+    def posted(self) -> str:
+        return f"{self.state}: {self.description}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Waiting:
+    required: tuple[str, ...]  # empty: any machine
+    ready: tuple[str, ...]  # machines with results of both base and head
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.3g} h" if seconds >= 3600 else f"{seconds:.0f} s"
+
+
+def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: float) -> Status | None:
+    """Pending (or, past the deadline, error) while required machines have not reported; None once they all have."""
+    if w.required:
+        missing = [m for m in w.required if m not in w.ready]
+        if not missing:
+            return None
+        if now >= deadline:
+            return Status(
+                state="error",
+                description=f"no results from {', '.join(missing)} within {_hours(window_s)}",
+                settled=True,
+            )
+        got = len(w.required) - len(missing)
+        return Status(
+            state="pending",
+            description=f"waiting for {len(missing)} of {len(w.required)} required machines: {', '.join(missing)} "
+            f"({got} reported)",
+            settled=False,
+        )
+    if w.ready:
+        return None
+    if now >= deadline:
+        return Status(
+            state="error",
+            description=f"no machine reported base and head within {_hours(window_s)}",
+            settled=True,
+        )
+    return Status(state="pending", description="waiting for a machine to report base and head", settled=False)
+
+
+def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datetime) -> Status:
+    """The status for a stored evaluation (``gate.api.schemas.EvaluationOut``)."""
+    cells = evaluation.comparisons
+    count = {d: sum(c.decision == d for c in cells) for d in ("pass", "fail", "inconclusive", "error")}
+    n = len(cells)
+    if evaluation.verdict == "approve":
+        return Status(
+            state="success", description=f"approve: all {n} cells within their margins", settled=True
+        )
+    if evaluation.verdict == "reject":
+        return Status(
+            state="failure",
+            description=f"reject: {count['fail']} of {n} cells slower than their margin or failing",
+            settled=True,
+        )
+    if evaluation.verdict == "inconclusive":
+        open_cells = [c for c in cells if c.decision == "inconclusive" and c.groups < policy.max_rounds]
+        if not open_cells:
+            return Status(
+                state="failure",
+                description=f"inconclusive after the round budget ({policy.max_rounds} processes): not a pass",
+                settled=True,
+            )
+        if now >= deadline:
+            return Status(
+                state="error",
+                description=f"inconclusive: {len(open_cells)} cells got no further rounds before the deadline",
+                settled=True,
+            )
+        fewest = min(c.groups for c in open_cells)
+        return Status(
+            state="pending",
+            description=f"inconclusive: {len(open_cells)} cells need more rounds "
+            f"(from {fewest} of at most {policy.max_rounds} processes)",
+            settled=False,
+        )
+    first = next((c.reason for c in cells if c.decision == "error"), None) or evaluation.reasons[-1]
+    return Status(
+        state="error", description=f"error: {count['error']} cells without data; {first}", settled=True
+    )
+
+
+def error_status(message: str) -> Status:
+    return Status(state="error", description=message, settled=True)
+
+
+def _cell(c) -> str:
+    parts = [c.task or "-"]
+    if c.num_envs:
+        parts.append(f"N={c.num_envs}")
+    if c.threads:
+        parts.append(f"{c.threads} thr")
+    return " ".join(parts)
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def comment(
+    *,
+    status: Status,
+    base_sha: str,
+    head_sha: str,
+    base_ref: str,
+    link: str,
+    evaluation=None,
+    policy_source: str = "",
+    policy_edited: bool = False,
+) -> str:
+    """The PR comment: the hidden marker, the status, the policy note, and the verdict table when there is one."""
+    lines = [
+        MARKER,
+        f"### fusegate: {status.state}",
+        "",
+        f"**{_escape(status.description)}**",
+        "",
+        f"base `{base_sha[:12]}` ({base_ref}) -> head `{head_sha[:12]}`"
+        + (f" · policy: {policy_source}" if policy_source else ""),
+    ]
+    if policy_edited:
+        lines += [
+            "",
+            f"> This pull request edits `{POLICY_FILE}`. It is judged by the policy of the base commit "
+            f"`{base_sha[:12]}`; the edited policy applies once it is merged.",
+        ]
+    if evaluation is not None and evaluation.comparisons:
+        order = {"fail": 0, "error": 1, "inconclusive": 2, "pass": 3}
+        cells = sorted(evaluation.comparisons, key=lambda c: order.get(c.decision, 4))
+        lines += [
+            "",
+            "| machine | kind | cell | impl vs baseline | ratio | 95% CI | margin | decision | reason |",
+            "|---|---|---|---|--:|--:|--:|---|---|",
+        ]
+        for c in cells[:MAX_ROWS]:
+            ci = "-" if c.low is None else f"[{c.low:.3f}, {c.high:.3f}]"
+            lines.append(
+                f"| {_escape(c.machine)} | {c.kind} | {_cell(c)} | {c.impl or '-'} vs {c.baseline or '-'} | "
+                f"{_num(c.ratio, '.3f')} | {ci} | {c.margin:.1%} | **{c.decision}** | {_escape(c.reason)} |"
+            )
+        if len(cells) > MAX_ROWS:
+            rest = cells[MAX_ROWS:]
+            passed = sum(c.decision == "pass" for c in rest)
+            lines.append(f"\n{len(rest)} more cells ({passed} pass) are in the full verdict.")
+        lines += ["", *(f"- {_escape(r)}" for r in evaluation.reasons)]
+    lines += ["", f"[Full verdict]({link})"]
+    return "\n".join(lines) + "\n"

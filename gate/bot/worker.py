@@ -1,0 +1,202 @@
+"""The bot's worker: brings each queued check up to date on GitHub, outside any request.
+
+A job names a check. ``run_once`` leases the due jobs, and for each check: reads the policy from the base commit,
+waits for the required machines (until the check's deadline), evaluates when they have all reported (or reads
+the stored verdict if no results arrived since), posts the commit status if it changed, then edits the PR's one
+comment. GitHub failures reschedule the job with backoff (``RateLimited`` until the limit resets), so a GitHub
+outage delays statuses and loses none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from gate import policy as policies
+from gate.api.schemas import EvaluationOut
+from gate.bot import report
+from gate.bot.github import GitHub, GitHubError, RateLimited
+from gate.evaluate import evaluate_and_store, is_stale
+from gate.store import db, pulls, queries
+from gate.store.models import now
+
+log = logging.getLogger("fusegate.bot")
+MAX_RETRY = timedelta(minutes=10)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    """What one sync needs to know of a check, read once."""
+
+    check_id: int
+    repo: str
+    number: int
+    base_ref: str
+    base_sha: str
+    head_sha: str
+    installation_id: int | None
+    comment_id: int | None
+    comment_digest: str
+    posted: str
+    deadline: datetime
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class Worker:
+    def __init__(
+        self, *, url: str, repo: Path, github: GitHub, public_url: str, window_s: float, poll_s: float = 5.0
+    ):
+        self.url, self.repo, self.github = url, repo, github
+        self.public_url, self.window_s, self.poll_s = public_url.rstrip("/"), window_s, poll_s
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the loop ---------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="fusegate-bot", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(30)
+        self.github.close()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                while self.run_once():  # drain: jobs queued while syncing are picked up at once
+                    pass
+            except Exception:  # the store is down: keep the loop alive, try again after the poll
+                log.exception("bot worker pass failed")
+            self._wake.wait(self.poll_s)
+
+    def deadline(self) -> datetime:
+        return now() + timedelta(seconds=self.window_s)
+
+    def run_once(self) -> int:
+        """One pass over the due jobs; returns how many checks it synced."""
+        at = now()
+        with db.transaction(self.url) as session:
+            overdue = pulls.overdue_checks(session, at=at)
+            if overdue:
+                pulls.enqueue(session, check_ids=overdue, reason="deadline", due_at=at)
+            leased = pulls.lease_jobs(session, at=at)
+        for check_id, job_ids in leased.items():
+            try:
+                self.sync(check_id)
+            except Exception as exc:
+                with db.transaction(self.url) as session:
+                    tries = pulls.attempts(session, job_ids=job_ids) + 1
+                    if isinstance(exc, RateLimited):
+                        retry_at = datetime.fromtimestamp(exc.retry_at, UTC)
+                    else:
+                        retry_at = now() + min(timedelta(seconds=2**tries), MAX_RETRY)
+                    pulls.finish_jobs(
+                        session, job_ids=job_ids, error=f"{type(exc).__name__}: {exc}", retry_at=retry_at
+                    )
+                log.warning("check %s: %s; retrying at %s", check_id, exc, retry_at.isoformat())
+            else:
+                with db.transaction(self.url) as session:
+                    pulls.finish_jobs(session, job_ids=job_ids)
+        return len(leased)
+
+    # -- one check --------------------------------------------------------------------------------------------
+    def _job(self, check_id: int) -> Job | None:
+        with db.transaction(self.url, write=False) as session:
+            check = pulls.check(session, check_id=check_id)
+            if check is None or check.pull.head_sha != check.head_sha:
+                return None  # gone, or superseded by a newer push: its status no longer matters
+            p = check.pull
+            return Job(
+                check_id=check.id, repo=p.repo, number=p.number, base_ref=p.base_ref, base_sha=check.base_sha,
+                head_sha=check.head_sha, installation_id=p.installation_id, comment_id=p.comment_id,
+                comment_digest=p.comment_digest, posted=check.posted, deadline=_utc(check.deadline),
+            )  # fmt: skip
+
+    def link(self, job: Job) -> str:
+        return f"{self.public_url}/api/verdicts/{job.base_sha}/{job.head_sha}"
+
+    def sync(self, check_id: int) -> report.Status | None:
+        job = self._job(check_id)
+        if job is None:
+            return None
+        policies.fetch_missing(self.repo, [job.base_sha, job.head_sha])
+        evaluation, source, at = None, "", now()
+        try:
+            policy, source = policies.read_from_base(self.repo, job.base_sha)
+        except policies.PolicyError as exc:
+            status = report.error_status(f"policy: {exc}")
+        else:
+            with db.transaction(self.url, write=False) as session:
+                ready = pulls.reported_machines(session, commit_sha=job.base_sha) & pulls.reported_machines(
+                    session, commit_sha=job.head_sha
+                )
+            waiting = report.Waiting(required=policy.required_machines, ready=tuple(sorted(ready)))
+            status = report.waiting_status(waiting, now=at, deadline=job.deadline, window_s=self.window_s)
+            if status is None:
+                evaluation = self._evaluation(job)
+                status = report.verdict_status(evaluation, policy, now=at, deadline=job.deadline)
+        if status.posted != job.posted:
+            self.github.create_status(
+                job.repo, job.head_sha, state=status.state, description=status.description,
+                target_url=self.link(job), context=report.CONTEXT, installation_id=job.installation_id,
+            )  # fmt: skip
+        self._save(job, status, evaluation)
+        body = report.comment(
+            status=status, base_sha=job.base_sha, head_sha=job.head_sha, base_ref=job.base_ref,
+            link=self.link(job), evaluation=evaluation, policy_source=source,
+            policy_edited=policies.edits_policy(self.repo, job.base_sha, job.head_sha),
+        )  # fmt: skip
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        if digest != job.comment_digest:
+            comment_id = self._upsert_comment(job, body)
+            with db.transaction(self.url) as session:
+                pull = pulls.check(session, check_id=job.check_id).pull
+                pull.comment_id, pull.comment_digest = comment_id, digest
+        return status
+
+    def _save(self, job: Job, status: report.Status, evaluation: EvaluationOut | None) -> None:
+        """The status as posted: stored before the comment, so a comment failure does not post it twice."""
+        with db.transaction(self.url) as session:
+            check = pulls.check(session, check_id=job.check_id)
+            check.state, check.description, check.posted = status.state, status.description, status.posted
+            check.evaluation_id = evaluation.id if evaluation is not None else None
+            check.settled_at = now() if status.settled else None
+
+    def _evaluation(self, job: Job) -> EvaluationOut:
+        with db.transaction(self.url) as session:
+            stored = queries.latest_evaluation(session, base_sha=job.base_sha, head_sha=job.head_sha)
+            if stored is None or is_stale(session, stored):
+                stored = evaluate_and_store(
+                    session, repo=self.repo, base_sha=job.base_sha, head_sha=job.head_sha
+                )
+            return EvaluationOut.model_validate(stored)
+
+    def _upsert_comment(self, job: Job, body: str) -> int:
+        """Edit the PR's fusegate comment (by stored id, else found by its marker), or create the first one."""
+        gh, kw = self.github, {"installation_id": job.installation_id}
+        if job.comment_id is not None:
+            try:
+                gh.update_comment(job.repo, job.comment_id, body, **kw)
+                return job.comment_id
+            except GitHubError as exc:
+                if exc.status != 404:  # deleted by someone: look for another, or start again
+                    raise
+        for c in gh.issue_comments(job.repo, job.number, **kw):
+            if report.MARKER in (c.get("body") or ""):
+                gh.update_comment(job.repo, c["id"], body, **kw)
+                return c["id"]
+        return gh.create_comment(job.repo, job.number, body, **kw)["id"]

@@ -1,0 +1,61 @@
+"""The deployment templates name only commands, options and settings that exist."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+from asv.commands import make_argparser
+
+from gate.api.settings import Settings
+from gate.cli import build_parser
+from kernels.placement import ENV_KEYS
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+WORKFLOW = DEPLOY / "github" / "fusegate-benchmarks.yml"
+
+
+def _commands(tool: str) -> list[list[str]]:
+    """Every ``.venv/bin/<tool> ...`` invocation in the workflow's run steps, as argv (shell fallbacks cut)."""
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["steps"]
+    found = []
+    for step in steps:
+        for line in step.get("run", "").splitlines():
+            if f".venv/bin/{tool} " in line:
+                command = line.split(f".venv/bin/{tool} ", 1)[1].split("||")[0]
+                found.append(shlex.split(command))
+    return found
+
+
+def test_the_workflow_runs_on_pull_request_pushes_one_job_per_machine_label():
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert on["pull_request"]["types"] == ["opened", "synchronize", "reopened"]
+    job = workflow["jobs"]["bench"]
+    assert job["runs-on"] == ["self-hosted", "fusegate-${{ matrix.machine }}"]
+    assert job["concurrency"]["cancel-in-progress"] is False
+
+
+@pytest.mark.parametrize("tool", ["fusegate", "asv"])
+def test_every_command_in_the_workflow_parses(tool):
+    commands = _commands(tool)
+    assert commands, f"the workflow runs no {tool} command"
+    parser = build_parser() if tool == "fusegate" else make_argparser()[0]
+    for argv in commands:
+        parser.parse_args(argv)  # an unknown command or option exits (SystemExit fails the test)
+    if tool == "fusegate":
+        assert {argv[0] for argv in commands} == {"upload", "rounds"}
+
+
+def _keys(path: Path) -> set[str]:
+    lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+    return {line.split("=", 1)[0] for line in lines if line}
+
+
+def test_env_examples_name_real_settings():
+    fields = {f"FUSEGATE_{name.upper()}" for name in Settings.model_fields}
+    assert _keys(DEPLOY / "service.env.example") <= fields
+    runner = {"FUSEGATE_URL", "FUSEGATE_TOKEN", *ENV_KEYS.values()}
+    assert _keys(DEPLOY / "runner.env.example") <= runner

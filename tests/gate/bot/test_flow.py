@@ -1,0 +1,174 @@
+"""The PR bot end to end: webhook -> pending status -> results -> verdict status, one PR comment edited in place."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from gate import cli
+from gate.api.background import serving
+from gate.bot import bench, report
+from tests.gate import gitrepo
+from tests.gate.bot.conftest import REPO, TOKEN, Bot, bundle, start_bot, wait_for
+
+
+def _upload(bot, tmp_path, **kw):
+    for name, sha in (("base", bot.base), ("head", bot.head)):
+        r = bot.client.post("/api/runs", json=bundle(tmp_path / f"{name}-{sha[:6]}", sha, **kw))
+        assert r.status_code == 201, r.text
+
+
+def test_full_flow_pending_then_approve_with_one_comment_edited_in_place(bot, tmp_path):
+    assert bot.open_pr().status_code == 202
+    pending = bot.wait_status("pending")
+    assert pending["context"] == "fusegate"
+    assert pending["description"].startswith("waiting for 1 of 1 required machines: runner-1")
+    assert pending["target_url"] == f"http://gate.test/api/verdicts/{bot.base}/{bot.head}"
+    wait_for(lambda: bot.comments(), "the first comment")
+    _upload(bot, tmp_path)
+    success = bot.wait_status("success")
+    assert success["description"].startswith("approve: all")
+    wait_for(lambda: "approve" in bot.comments()[0]["body"], "the comment's verdict")
+    [comment] = bot.comments()
+    assert comment["body"].startswith(report.MARKER)
+    assert "| runner-1 | impl_vs_baseline |" in comment["body"] and "**pass**" in comment["body"]
+    assert len(bot.github.calls_to("/issues/7/comments", "POST")) == 1
+    assert bot.github.calls_to("/issues/comments/", "PATCH")
+    check = wait_for(
+        lambda: next(
+            (c for c in bot.client.get(f"/api/pulls/{REPO}/7").json()["checks"] if c["settled_at"]), None
+        ),
+        "the check stored as settled",
+    )
+    assert check["state"] == "success" and check["evaluation_id"] is not None
+
+    # A push to the PR: a new head, pending again, and the same comment edited.
+    new_head = gitrepo.commit(bot.path, message="push")
+    assert bot.open_pr(head=new_head, action="synchronize").status_code == 202
+    assert bot.wait_status("pending", sha=new_head)["description"].startswith("waiting for 1 of 1")
+    wait_for(lambda: new_head[:12] in bot.comments()[0]["body"], "the comment for the new head")
+    assert len(bot.comments()) == 1 and len(bot.github.calls_to("/issues/7/comments", "POST")) == 1
+    assert [s["state"] for s in bot.statuses()] == [
+        "pending",
+        "success",
+    ]  # the old head's status is left alone
+
+
+def test_a_regression_fails_the_status(bot, tmp_path):
+    bot.open_pr()
+    bot.wait_status("pending")
+    _upload(bot, tmp_path, paired_effect=lambda c: 1.4 if c["impl"] == "assembled" else 1.0)
+    failure = bot.wait_status("failure")
+    assert failure["description"].startswith("reject:")
+    wait_for(lambda: "**fail**" in bot.comments()[0]["body"], "the failing cells in the comment")
+
+
+def test_inconclusive_stays_pending_and_asks_the_runner_for_more_rounds(bot, tmp_path, monkeypatch):
+    bot.open_pr()
+    bot.wait_status("pending")
+    _upload(bot, tmp_path, paired_effect=lambda c: 1.03 if c["impl"] == "assembled" else 1.0)
+    status = wait_for(
+        lambda: next((s for s in bot.statuses() if s["description"].startswith("inconclusive")), None),
+        "an inconclusive status",
+    )
+    assert status["state"] == "pending" and "need more rounds" in status["description"]
+    answer = bot.client.get(f"/api/rounds/{bot.base}/{bot.head}", params={"machine": "runner-1"}).json()
+    assert answer["more"] is True and answer["budget"] == 8 and answer["cells"]
+    assert all(c["decision"] == "inconclusive" and c["groups"] < 8 for c in answer["cells"])
+    monkeypatch.setenv("FUSEGATE_URL", bot.url)
+    args = ["rounds", "--base", bot.base, "--head", bot.head]
+    assert cli.main([*args, "--machine", "runner-1"]) == 0
+    assert cli.main([*args, "--machine", "runner-9"]) == 1
+
+
+def test_github_502_then_200_posts_the_status_once(bot):
+    bot.github.fail("/statuses/", 502, times=2)
+    bot.open_pr()
+    bot.wait_status("pending")
+    codes = lambda: [c.status for c in bot.github.calls_to("/statuses/", "POST")]  # noqa: E731
+    wait_for(lambda: codes() == [502, 502, 201], f"502, 502, 201; got {codes()}")
+    assert len(bot.statuses()) == 1
+
+
+def test_rate_limits_are_waited_out(bot):
+    reset = int(time.time()) + 2
+    bot.github.fail("/statuses/", 403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)})
+    bot.github.fail("/issues/7/comments", 429, {"retry-after": "1"})
+    bot.open_pr()
+    bot.wait_status("pending")
+    limited, ok = bot.github.calls_to("/statuses/", "POST")
+    wait_for(lambda: (limited.status, ok.status) == (403, 201), "403 then 201")
+    assert ok.at >= reset  # waited for the reset, not hammered
+    wait_for(lambda: bot.comments(), "the comment after the 429")
+    listed = bot.github.calls_to("/issues/7/comments", "GET")
+    assert [c.status for c in listed] == [429, 200] and listed[1].at - listed[0].at >= 0.9
+
+
+def test_the_comment_is_found_by_its_marker(bot):
+    key = f"{REPO}#7"
+    bot.github.comments[key] = [
+        {"id": 1, "body": "looks good to me"},
+        {"id": 2, "body": f"{report.MARKER}\nan old verdict"},
+    ]
+    bot.github.per_page_max = 1  # the marker comment is on the second page
+    bot.open_pr()
+    wait_for(lambda: "an old verdict" not in bot.github.comments[key][1]["body"], "the marker comment edited")
+    assert [c["id"] for c in bot.github.comments[key]] == [1, 2]
+    assert bot.github.comments[key][0]["body"] == "looks good to me"
+    assert not bot.github.calls_to("/issues/7/comments", "POST")
+
+
+def test_a_pr_that_edits_the_policy_is_judged_by_the_base_policy(store_url, github, tmp_path):
+    path = tmp_path / "repo"
+    base = gitrepo.commit(path, policy='required_machines = ["runner-1", "runner-2"]\n', message="base")
+    head = gitrepo.commit(path, policy='required_machines = ["runner-1"]\n', message="relax the gate")
+    app = start_bot(store_url, (path, base, head), github, bot_window_s=4.0)
+    with (
+        serving(app) as url,
+        httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as client,
+    ):
+        b = Bot(url, store_url, github, (path, base, head), client)
+        b.open_pr()
+        _upload(b, tmp_path)
+        waiting = b.wait_status("pending")
+        assert "runner-2" in waiting["description"]
+        wait_for(lambda: b.comments(), "the comment")
+        assert "edits `fusegate-policy.toml`" in b.comments()[0]["body"]
+        assert f"policy: fusegate-policy.toml at base {base[:12]}" in b.comments()[0]["body"]
+        error = b.wait_status("error", timeout=30)
+        assert error["description"] == "no results from runner-2 within 4 s"
+        assert all(s["state"] != "success" for s in b.statuses())
+
+
+def test_github_app_auth(store_url, github, repo, tmp_path):
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = tmp_path / "app.pem"
+    pem.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    github.app_id = "4242"
+    github.app_public_key = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    app = start_bot(
+        store_url, repo, github, github_token=None, github_app_id="4242", github_app_private_key_file=pem
+    )
+    with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        b = Bot(url, store_url, github, repo, client)
+        event = bench.pull_request_event(number=7, base=b.base, head=b.head, repo=REPO)
+        event["installation"] = {"id": 99}
+        assert b.deliver("pull_request", event).status_code == 202
+        b.wait_status("pending")
+        wait_for(lambda: b.comments(), "the comment")
+    [exchange] = github.calls_to("/app/installations/", "POST")
+    assert exchange.path == "/app/installations/99/access_tokens" and exchange.status == 201
+    assert {c.authorization for c in github.calls if c.path.startswith("/repos/")} == {
+        f"token {github.token}"
+    }
