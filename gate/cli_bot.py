@@ -50,12 +50,16 @@ def cmd_upload(args: argparse.Namespace) -> int:
 
 
 def cmd_rounds(args: argparse.Namespace) -> int:
-    """Exit 0 when the service wants more rounds of (base, head) from this machine, 1 when it does not."""
+    """Exit 0 when the service wants more rounds of (base, head) from this machine, 1 when not, 2 on no answer."""
     from gate import runner
 
     url = _need_env("FUSEGATE_URL", args.url)
     machine = _need_env("FUSEGATE_MACHINE", args.machine)
-    answer = runner.more_rounds(url=url, base=args.base, head=args.head, machine=machine, wait=args.wait)
+    try:
+        answer = runner.more_rounds(url=url, base=args.base, head=args.head, machine=machine, wait=args.wait)
+    except runner.UploadError as exc:
+        render.console(stderr=True).print(f"[yellow]{exc}[/]", soft_wrap=True)
+        return 2
     render.console(stderr=True).print(
         f"{machine}: {len(answer['cells'])} inconclusive cell(s) under the budget of {answer['budget']} processes; "
         + ("run more rounds" if answer["more"] else "no more rounds needed")

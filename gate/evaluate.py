@@ -19,7 +19,6 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from gate.ingest.bundle import PAIRED, TIME
 from gate.policy import Policy
 from gate.stats import Decision
 from gate.store import queries
-from gate.store.models import CellSummary, now
+from gate.store.models import CellSummary, now, utc
 
 log = logging.getLogger("fusegate")
 
@@ -516,8 +515,4 @@ def evaluate_and_store(
 def is_stale(session: Session, evaluation) -> bool:
     """True when results of its base or head arrived after the evaluation started."""
     last = queries.last_upload(session, commit_shas={evaluation.base_sha, evaluation.head_sha})
-    return last is not None and _utc(last) > _utc(evaluation.created_at)
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # SQLite hands datetimes back naive (UTC)
+    return last is not None and utc(last) > utc(evaluation.created_at)

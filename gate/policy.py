@@ -6,6 +6,8 @@ it. The command line may add comparisons (``--impl``), which can only make the g
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import tomllib
 from dataclasses import asdict, dataclass, fields
@@ -170,12 +172,21 @@ def same_tree(repo: Path, a: str, b: str) -> bool:
     return bool(trees[0]) and trees[0] == trees[1]
 
 
-def fetch_missing(repo: Path, shas: list[str]) -> None:
-    """Fetch commits the service's clone does not have yet (a new PR head), best effort: ``read_from_base`` says
-    what is still missing."""
-    missing = [s for s in shas if _git(repo, "cat-file", "-e", f"{s}^{{commit}}").returncode != 0]
+def _missing(repo: Path, shas: list[str]) -> list[str]:
+    return [s for s in shas if _git(repo, "cat-file", "-e", f"{s}^{{commit}}").returncode != 0]
+
+
+def fetch_missing(repo: Path, shas: list[str], *, timeout: float = 120.0) -> list[str]:
+    """Fetch the commits the service's clone does not have yet (a new PR head); returns those still missing."""
+    missing = _missing(repo, shas)
     if missing:
-        _git(repo, "fetch", "--quiet", "origin", *missing)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # what is still missing is reported below
+            subprocess.run(
+                ["git", "-C", str(repo), "fetch", "--quiet", "origin", *missing],
+                capture_output=True, check=False, timeout=timeout, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            )  # fmt: skip
+        missing = _missing(repo, missing)
+    return missing
 
 
 def edits_policy(repo: Path, base_sha: str, head_sha: str) -> bool:

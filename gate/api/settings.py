@@ -15,7 +15,7 @@ class SettingsError(ValueError):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="FUSEGATE_")
+    model_config = SettingsConfigDict(env_prefix="FUSEGATE_", env_ignore_empty=True)  # VAR= is unset
 
     database_url: str = db.default_url()
     repo: Path = Path(
@@ -47,6 +47,8 @@ class Settings(BaseSettings):
                 "FUSEGATE_GITHUB_WEBHOOK_SECRET is set but the bot cannot post to GitHub: set "
                 "FUSEGATE_GITHUB_TOKEN, or FUSEGATE_GITHUB_APP_ID and FUSEGATE_GITHUB_APP_PRIVATE_KEY_FILE"
             )
+        if self.github_token is not None and not self.github_token.get_secret_value().strip():
+            raise SettingsError("FUSEGATE_GITHUB_TOKEN is blank: set a token or leave it unset")
         if self.github_app_id is not None and self.github_app_private_key_file is None:
             raise SettingsError(
                 "FUSEGATE_GITHUB_APP_ID needs FUSEGATE_GITHUB_APP_PRIVATE_KEY_FILE (the App's PEM key)"

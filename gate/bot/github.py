@@ -4,9 +4,11 @@
 - Auth is a token (``TokenAuth``) or a GitHub App (``AppAuth``: a JWT signed with the App's private key is
   exchanged for an installation token, cached until shortly before it expires).
 - Every call is retried with exponential backoff and jitter on transport errors, 5xx and rate limits (429, or
-  403 with ``x-ratelimit-remaining: 0`` or ``retry-after``), honouring ``retry-after`` and ``x-ratelimit-reset``.
-  A wait longer than ``max_wait`` raises ``RateLimited`` with the time to try again, so the caller's queue can
-  reschedule instead of holding a worker.
+  403 with ``x-ratelimit-remaining: 0``, ``retry-after`` or a "secondary rate limit" message), honouring
+  ``retry-after`` and ``x-ratelimit-reset``. A wait longer than ``max_wait`` raises ``RateLimited`` with the time to
+  try again, so the caller's queue can reschedule instead of holding a worker. A call that is not idempotent (a
+  new comment) is retried only when GitHub cannot have acted on it (connection refused, rate limited): after a
+  timeout or a 5xx it raises, and the caller looks before trying again.
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ class GitHub:
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.auth, self.retry, self._sleep = auth, retry, sleep
+        self._login: str | None = None
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             timeout=timeout,
@@ -133,6 +136,7 @@ class GitHub:
         params: dict | None = None,
         installation_id: int | None = None,
         authorization: str | None = None,
+        idempotent: bool = True,
     ) -> httpx.Response:
         """One call with retries; returns a 2xx response or raises ``GitHubError`` / ``RateLimited``."""
         problem = ""
@@ -149,6 +153,10 @@ class GitHub:
                 )
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}"
+                if not idempotent and not isinstance(exc, httpx.ConnectError):
+                    raise GitHubError(
+                        f"{method} {path}: {problem}; it may have been done, look before retrying"
+                    ) from None
                 continue
             if r.is_success:
                 return r
@@ -163,6 +171,11 @@ class GitHub:
                 continue
             if r.status_code >= 500:
                 problem = f"{r.status_code} {r.reason_phrase}"
+                if not idempotent:
+                    raise GitHubError(
+                        f"{method} {path}: {problem}; it may have been done, look before retrying",
+                        status=r.status_code,
+                    )
                 continue
             raise GitHubError(f"{method} {path}: {r.status_code} {r.text[:300]}", status=r.status_code)
         raise GitHubError(f"{method} {path}: gave up after {self.retry.attempts} attempts; last: {problem}")
@@ -183,6 +196,16 @@ class GitHub:
             "POST", f"/repos/{repo}/statuses/{sha}", json=body, installation_id=installation_id
         ).json()
 
+    def login(self, installation_id: int | None = None) -> str:
+        """Who the bot is on GitHub: the token's user, or ``<app slug>[bot]`` for a GitHub App (cached)."""
+        if self._login is None:
+            if isinstance(self.auth, AppAuth):
+                slug = self.send("GET", "/app", authorization=f"Bearer {self.auth.app_jwt()}").json()["slug"]
+                self._login = f"{slug}[bot]"
+            else:
+                self._login = self.send("GET", "/user", installation_id=installation_id).json()["login"]
+        return self._login
+
     def issue_comments(self, repo: str, number: int, *, installation_id: int | None = None) -> Iterator[dict]:
         """Every comment of an issue or PR, following the ``Link: rel="next"`` pages."""
         path, params = f"/repos/{repo}/issues/{number}/comments", {"per_page": 100}
@@ -199,6 +222,7 @@ class GitHub:
             f"/repos/{repo}/issues/{number}/comments",
             json={"body": body},
             installation_id=installation_id,
+            idempotent=False,  # a retried POST after a lost answer would make a second comment
         ).json()
 
     def update_comment(
@@ -224,4 +248,6 @@ def _rate_limit_wait(r: httpx.Response) -> float | None:
     if r.headers.get("x-ratelimit-remaining") == "0":
         reset = float(r.headers.get("x-ratelimit-reset", time.time() + 60))
         return max(reset - time.time(), 0.0) + 1.0
-    return 60.0 if r.status_code == 429 else None
+    if r.status_code == 429 or "rate limit" in r.text.lower():
+        return 60.0  # GitHub: wait at least a minute after a secondary rate limit without retry-after
+    return None

@@ -1,7 +1,8 @@
 """A loopback stand-in for the GitHub REST endpoints the bot calls, recording every call.
 
-It serves commit statuses, issue comments (paginated with ``Link`` headers) and GitHub App installation tokens
-(checking the App's RS256 JWT against the public key it is given), and answers with scripted failures when told
+It serves commit statuses, issue comments (paginated with ``Link`` headers, each with its author), the token's
+user, and GitHub App installation tokens (checking the App's RS256 JWT against the public key it is given), under
+an optional path prefix (GitHub Enterprise Server's ``/api/v3``), and answers with scripted failures when told
 (``fail``: 502s, primary or secondary rate limits). The tests drive the bot against it, and ``fusegate bot bench``
 measures the bot's latency with it; it is not GitHub, so it only knows what the bot uses.
 """
@@ -14,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 import jwt
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 
@@ -31,30 +32,36 @@ class Call:
 @dataclass
 class FakeGitHub:
     token: str = "ghs_loopback"
+    login: str = "fusegate-bot"  # the token's user; a GitHub App comments as "<app_slug>[bot]"
+    app_slug: str = "fusegate"
+    prefix: str = ""  # "/api/v3" for GitHub Enterprise Server
     app_public_key: str | None = None  # PEM: App auth accepted with a JWT signed by the matching private key
     app_id: str = ""
     per_page_max: int = 100
     calls: list[Call] = field(default_factory=list)
     statuses: dict[str, list[dict]] = field(default_factory=dict)  # sha -> statuses in order
     comments: dict[str, list[dict]] = field(default_factory=dict)  # "owner/name#number" -> comments
-    _failures: list[tuple[str, int, dict]] = field(default_factory=list)
+    _failures: list[tuple[str, int, dict, str]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 1000
 
-    def fail(self, path_part: str, status: int, headers: dict | None = None, times: int = 1) -> None:
-        """The next ``times`` calls whose path contains ``path_part`` get ``status`` with ``headers``."""
+    def fail(
+        self, path_part: str, status: int, headers: dict | None = None, times: int = 1, body: str = "scripted"
+    ) -> None:
+        """The next ``times`` calls whose path contains ``path_part`` get ``status`` with ``headers`` and a
+        ``{"message": body}``."""
         with self._lock:
-            self._failures += [(path_part, status, headers or {})] * times
+            self._failures += [(path_part, status, headers or {}, body)] * times
 
     def calls_to(self, path_part: str, method: str | None = None) -> list[Call]:
         return [c for c in self.calls if path_part in c.path and (method is None or c.method == method)]
 
-    def _scripted(self, path: str) -> tuple[int, dict] | None:
+    def _scripted(self, path: str) -> tuple[int, dict, str] | None:
         with self._lock:
-            for i, (part, status, headers) in enumerate(self._failures):
+            for i, (part, status, headers, body) in enumerate(self._failures):
                 if part in path:
                     del self._failures[i]
-                    return status, headers
+                    return status, headers, body
         return None
 
     def _new_id(self) -> int:
@@ -62,8 +69,12 @@ class FakeGitHub:
             self._next_id += 1
             return self._next_id
 
+    def _author(self) -> str:
+        return f"{self.app_slug}[bot]" if self.app_public_key is not None else self.login
+
     def app(self) -> FastAPI:
         api = FastAPI(title="loopback GitHub")
+        routes = APIRouter(prefix=self.prefix)
 
         @api.middleware("http")
         async def record(request: Request, call_next):
@@ -76,10 +87,8 @@ class FakeGitHub:
             scripted = self._scripted(request.url.path)
             if scripted is not None:
                 call.status = scripted[0]
-                return JSONResponse(
-                    {"message": "scripted failure"}, status_code=scripted[0], headers=scripted[1]
-                )
-            if not request.url.path.startswith("/app/") and call.authorization not in (
+                return JSONResponse({"message": scripted[2]}, status_code=scripted[0], headers=scripted[1])
+            if not request.url.path.startswith(f"{self.prefix}/app") and call.authorization not in (
                 f"Bearer {self.token}",
                 f"token {self.token}",
             ):
@@ -89,8 +98,7 @@ class FakeGitHub:
             call.status = response.status_code
             return response
 
-        @api.post("/app/installations/{installation}/access_tokens", status_code=201)
-        def access_token(installation: int, request: Request) -> dict:
+        def check_app_jwt(request: Request) -> None:
             if self.app_public_key is None:
                 raise HTTPException(404, "no App configured")
             token = request.headers.get("authorization", "").removeprefix("Bearer ")
@@ -100,15 +108,28 @@ class FakeGitHub:
                 raise HTTPException(401, f"bad App JWT: {exc}") from None
             if str(claims.get("iss")) != self.app_id:
                 raise HTTPException(401, f"JWT iss {claims.get('iss')!r} is not App {self.app_id}")
+
+        @routes.get("/app")
+        def app_info(request: Request) -> dict:
+            check_app_jwt(request)
+            return {"id": int(self.app_id), "slug": self.app_slug}
+
+        @routes.get("/user")
+        def user() -> dict:
+            return {"login": self.login}
+
+        @routes.post("/app/installations/{installation}/access_tokens", status_code=201)
+        def access_token(installation: int, request: Request) -> dict:
+            check_app_jwt(request)
             expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
             return {"token": self.token, "expires_at": expires}
 
-        @api.post("/repos/{owner}/{name}/statuses/{sha}", status_code=201)
+        @routes.post("/repos/{owner}/{name}/statuses/{sha}", status_code=201)
         def create_status(owner: str, name: str, sha: str, body: dict) -> dict:
             self.statuses.setdefault(sha, []).append(body)
             return {"id": self._new_id(), **body}
 
-        @api.get("/repos/{owner}/{name}/issues/{number}/comments")
+        @routes.get("/repos/{owner}/{name}/issues/{number}/comments")
         def list_comments(
             owner: str, name: str, number: int, request: Request, per_page: int = 30, page: int = 1
         ):
@@ -121,13 +142,13 @@ class FakeGitHub:
                 headers["Link"] = f'<{nxt}>; rel="next"'
             return JSONResponse(chunk, headers=headers)
 
-        @api.post("/repos/{owner}/{name}/issues/{number}/comments", status_code=201)
+        @routes.post("/repos/{owner}/{name}/issues/{number}/comments", status_code=201)
         def create_comment(owner: str, name: str, number: int, body: dict) -> dict:
-            comment = {"id": self._new_id(), "body": body["body"]}
+            comment = {"id": self._new_id(), "body": body["body"], "user": {"login": self._author()}}
             self.comments.setdefault(f"{owner}/{name}#{number}", []).append(comment)
             return comment
 
-        @api.patch("/repos/{owner}/{name}/issues/comments/{comment_id}")
+        @routes.patch("/repos/{owner}/{name}/issues/comments/{comment_id}")
         def update_comment(owner: str, name: str, comment_id: int, body: dict) -> dict:
             for items in self.comments.values():
                 for comment in items:
@@ -136,4 +157,5 @@ class FakeGitHub:
                         return comment
             raise HTTPException(404, "Not Found")
 
+        api.include_router(routes)
         return api

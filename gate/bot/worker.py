@@ -22,10 +22,17 @@ from gate.bot import report
 from gate.bot.github import GitHub, GitHubError, RateLimited
 from gate.evaluate import evaluate_and_store, is_stale
 from gate.store import db, pulls, queries
-from gate.store.models import now
+from gate.store.models import now, utc
 
 log = logging.getLogger("fusegate.bot")
 MAX_RETRY = timedelta(minutes=10)
+MAX_REFUSALS = (
+    5  # GitHub refusing a call (4xx other than rate limits) this many times in a row: give up the job
+)
+
+
+class MissingCommit(RuntimeError):
+    """Base or head is not in the service's clone even after a fetch: retried until the check's deadline."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,10 +50,6 @@ class Job:
     comment_digest: str
     posted: str
     deadline: datetime
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class Worker:
@@ -87,31 +90,39 @@ class Worker:
         return now() + timedelta(seconds=self.window_s)
 
     def run_once(self) -> int:
-        """One pass over the due jobs; returns how many checks it synced."""
+        """One pass over the checks with due jobs; returns how many it synced."""
         at = now()
         with db.transaction(self.url) as session:
             overdue = pulls.overdue_checks(session, at=at)
             if overdue:
                 pulls.enqueue(session, check_ids=overdue, reason="deadline", due_at=at)
-            leased = pulls.lease_jobs(session, at=at)
+            leased = pulls.lease_checks(session, at=at)
         for check_id, job_ids in leased.items():
             try:
                 self.sync(check_id)
             except Exception as exc:
-                with db.transaction(self.url) as session:
-                    tries = pulls.attempts(session, job_ids=job_ids) + 1
-                    if isinstance(exc, RateLimited):
-                        retry_at = datetime.fromtimestamp(exc.retry_at, UTC)
-                    else:
-                        retry_at = now() + min(timedelta(seconds=2**tries), MAX_RETRY)
-                    pulls.finish_jobs(
-                        session, job_ids=job_ids, error=f"{type(exc).__name__}: {exc}", retry_at=retry_at
-                    )
-                log.warning("check %s: %s; retrying at %s", check_id, exc, retry_at.isoformat())
+                self._failed(check_id, job_ids, exc)
             else:
                 with db.transaction(self.url) as session:
-                    pulls.finish_jobs(session, job_ids=job_ids)
+                    pulls.finish_jobs(session, check_id=check_id, job_ids=job_ids)
         return len(leased)
+
+    def _failed(self, check_id: int, job_ids: list[int], exc: Exception) -> None:
+        """Reschedule with backoff (until the limit resets, when rate limited); give up on repeated refusals."""
+        error = f"{type(exc).__name__}: {exc}"
+        with db.transaction(self.url) as session:
+            tries = pulls.attempts(session, job_ids=job_ids) + 1
+            refused = isinstance(exc, GitHubError) and exc.status is not None and 400 <= exc.status < 500
+            if isinstance(exc, RateLimited):
+                retry_at = datetime.fromtimestamp(exc.retry_at, UTC)
+            elif refused and tries >= MAX_REFUSALS:
+                pulls.finish_jobs(session, check_id=check_id, job_ids=job_ids, error=f"gave up: {error}")
+                log.error("check %s: GitHub refused %d times, giving up: %s", check_id, tries, error)
+                return
+            else:
+                retry_at = now() + min(timedelta(seconds=2**tries), MAX_RETRY)
+            pulls.finish_jobs(session, check_id=check_id, job_ids=job_ids, error=error, retry_at=retry_at)
+        log.warning("check %s: %s; retrying at %s", check_id, error, retry_at.isoformat())
 
     # -- one check --------------------------------------------------------------------------------------------
     def _job(self, check_id: int) -> Job | None:
@@ -123,7 +134,7 @@ class Worker:
             return Job(
                 check_id=check.id, repo=p.repo, number=p.number, base_ref=p.base_ref, base_sha=check.base_sha,
                 head_sha=check.head_sha, installation_id=p.installation_id, comment_id=p.comment_id,
-                comment_digest=p.comment_digest, posted=check.posted, deadline=_utc(check.deadline),
+                comment_digest=p.comment_digest, posted=check.posted, deadline=utc(check.deadline),
             )  # fmt: skip
 
     def link(self, job: Job) -> str:
@@ -133,8 +144,10 @@ class Worker:
         job = self._job(check_id)
         if job is None:
             return None
-        policies.fetch_missing(self.repo, [job.base_sha, job.head_sha])
         evaluation, source, at = None, "", now()
+        missing = policies.fetch_missing(self.repo, [job.base_sha, job.head_sha])
+        if missing and at < job.deadline:
+            raise MissingCommit(f"{', '.join(s[:12] for s in missing)} not in {self.repo} after a fetch")
         try:
             policy, source = policies.read_from_base(self.repo, job.base_sha)
         except policies.PolicyError as exc:
@@ -146,8 +159,11 @@ class Worker:
                 )
             waiting = report.Waiting(required=policy.required_machines, ready=tuple(sorted(ready)))
             status = report.waiting_status(waiting, now=at, deadline=job.deadline, window_s=self.window_s)
-            if status is None:
+            if (
+                ready
+            ):  # also while machines are missing: the ones that reported learn if they need more rounds
                 evaluation = self._evaluation(job)
+            if status is None:
                 status = report.verdict_status(evaluation, policy, now=at, deadline=job.deadline)
         if status.posted != job.posted:
             self.github.create_status(
@@ -186,7 +202,8 @@ class Worker:
             return EvaluationOut.model_validate(stored)
 
     def _upsert_comment(self, job: Job, body: str) -> int:
-        """Edit the PR's fusegate comment (by stored id, else found by its marker), or create the first one."""
+        """Edit the PR's fusegate comment (by stored id, else the bot's own comment with the marker), or create
+        the first one. A human's comment that quotes the marker is left alone."""
         gh, kw = self.github, {"installation_id": job.installation_id}
         if job.comment_id is not None:
             try:
@@ -195,8 +212,9 @@ class Worker:
             except GitHubError as exc:
                 if exc.status != 404:  # deleted by someone: look for another, or start again
                     raise
+        me = gh.login(job.installation_id)
         for c in gh.issue_comments(job.repo, job.number, **kw):
-            if report.MARKER in (c.get("body") or ""):
+            if report.MARKER in (c.get("body") or "") and (c.get("user") or {}).get("login") == me:
                 gh.update_comment(job.repo, c["id"], body, **kw)
                 return c["id"]
         return gh.create_comment(job.repo, job.number, body, **kw)["id"]

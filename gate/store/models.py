@@ -30,6 +30,11 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def utc(moment: datetime) -> datetime:
+    """An aware UTC datetime: SQLite hands stored datetimes back naive (they were stored as UTC)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict: JSON, list: JSON, datetime: DateTime(timezone=True)}  # noqa: RUF012 (SQLAlchemy API)
 
@@ -251,6 +256,7 @@ class PullRequest(Base):
     installation_id: Mapped[int | None] = mapped_column(BigInteger)  # GitHub App installation, if any
     comment_id: Mapped[int | None] = mapped_column(BigInteger)
     comment_digest: Mapped[str] = mapped_column(String(64), default="")
+    event_at: Mapped[datetime | None]  # the newest event's pull_request.updated_at: older events are ignored
     updated_at: Mapped[datetime] = mapped_column(default=now)
 
 
@@ -270,6 +276,7 @@ class PullCheck(Base):
     deadline: Mapped[datetime]
     created_at: Mapped[datetime] = mapped_column(default=now)
     settled_at: Mapped[datetime | None]
+    lease_until: Mapped[datetime | None]  # a worker is syncing this check until then: one sync at a time
     pull: Mapped[PullRequest] = relationship(lazy="joined")
 
 
@@ -282,7 +289,6 @@ class BotJob(Base):
     check_id: Mapped[int] = mapped_column(ForeignKey("pull_check.id", ondelete="CASCADE"), index=True)
     reason: Mapped[str] = mapped_column(String(64))  # webhook | upload | deadline | retry
     due_at: Mapped[datetime] = mapped_column(default=now)
-    lease_until: Mapped[datetime | None]
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(default=now)

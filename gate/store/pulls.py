@@ -1,9 +1,10 @@
 """The PR bot's store functions (keyword-only): deliveries, pull requests, their checks and the job queue.
 
 The queue is a table, so a webhook or an upload only inserts a row in its own transaction and never waits on
-GitHub. A worker leases due jobs (``lease_jobs``), does the GitHub calls outside any transaction, and then marks
-them done or reschedules them (``finish_jobs``). A lease that runs out (a worker that died) makes the job due
-again; on PostgreSQL, ``SKIP LOCKED`` lets several service processes share the queue.
+GitHub. A worker leases the *checks* that have due jobs (``lease_checks``: one sync of a check at a time, across
+threads and processes), does the GitHub calls outside any transaction, then marks the jobs it saw done or
+reschedules them and releases the check (``finish_jobs``). A lease that runs out (a worker that died) makes the
+check available again; on PostgreSQL, ``SKIP LOCKED`` lets several service processes share the queue.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from gate.store.models import BotJob, Commit, Machine, PullCheck, PullRequest, Run, WebhookDelivery, now
+from gate.store.models import BotJob, Commit, Machine, PullCheck, PullRequest, Run, WebhookDelivery, now, utc
 
-LEASE = timedelta(seconds=120)
+LEASE = timedelta(minutes=10)  # longer than a sync with every GitHub retry and rate-limit wait
 
 
 def seen_delivery(session: Session, *, delivery: str) -> bool:
@@ -38,33 +39,44 @@ def upsert_pull(
     base_sha: str,
     head_sha: str,
     installation_id: int | None,
-) -> PullRequest:
+    event_at: datetime | None,
+) -> PullRequest | None:
+    """Record the PR as of this event; None (nothing changed) when the event is older than one already seen."""
     pull = session.scalar(select(PullRequest).where(PullRequest.repo == repo, PullRequest.number == number))
     if pull is None:
         pull = PullRequest(repo=repo, number=number, comment_digest="")
         session.add(pull)
+    elif event_at is not None and pull.event_at is not None and event_at < utc(pull.event_at):
+        return None
     pull.title, pull.base_ref, pull.base_sha, pull.head_sha = title, base_ref, base_sha, head_sha
+    pull.event_at = event_at or pull.event_at
     pull.installation_id = installation_id if installation_id is not None else pull.installation_id
     pull.updated_at = now()
     session.flush()
     return pull
 
 
-def ensure_check(session: Session, *, pull: PullRequest, deadline: datetime) -> PullCheck:
-    """The check of the pull request's current (base, head); a new head starts a new check, pending."""
+def ensure_check(
+    session: Session, *, pull: PullRequest, deadline: datetime, restart: bool = False
+) -> PullCheck:
+    """The check of the pull request's current (base, head); a new head starts a new check, pending.
+
+    A moved base branch, or ``restart`` (a reopened PR), starts the check again with a new deadline.
+    """
     check = session.scalar(
         select(PullCheck).where(PullCheck.pull_id == pull.id, PullCheck.head_sha == pull.head_sha)
     )
     if check is None:
         check = PullCheck(pull_id=pull.id, base_sha=pull.base_sha, head_sha=pull.head_sha, deadline=deadline)
         session.add(check)
-    elif check.base_sha != pull.base_sha:  # the base branch moved: judge against the new base, from scratch
+    elif restart or check.base_sha != pull.base_sha:
         check.base_sha, check.deadline, check.state, check.settled_at = (
             pull.base_sha,
             deadline,
             "pending",
             None,
         )
+        check.posted = ""  # post again: the head's status may have been changed meanwhile
     session.flush()
     return check
 
@@ -103,35 +115,47 @@ def overdue_checks(session: Session, *, at: datetime) -> list[int]:
     )
 
 
-def lease_jobs(session: Session, *, at: datetime, limit: int = 50) -> dict[int, list[int]]:
-    """Lease the due jobs: {check id: [job ids]}, so every check is brought up to date once for all its jobs."""
+def lease_checks(session: Session, *, at: datetime, limit: int = 20) -> dict[int, list[int]]:
+    """Lease checks with due jobs and no live lease: {check id: [its due job ids]}. Every due job of a check is
+    served by one sync; jobs queued while it runs wait for the next."""
+    due = select(BotJob.check_id).where(BotJob.done_at.is_(None), BotJob.due_at <= at)
     query = (
-        select(BotJob.id, BotJob.check_id)
-        .where(BotJob.done_at.is_(None), BotJob.due_at <= at)
-        .where(or_(BotJob.lease_until.is_(None), BotJob.lease_until < at))
-        .order_by(BotJob.id)
+        select(PullCheck.id)
+        .where(PullCheck.id.in_(due))
+        .where(or_(PullCheck.lease_until.is_(None), PullCheck.lease_until < at))
+        .order_by(PullCheck.id)
         .limit(limit)
     )
     if session.get_bind().dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
-    by: dict[int, list[int]] = {}
-    for job_id, check_id in session.execute(query):
-        by.setdefault(check_id, []).append(job_id)
-    ids = [i for jobs in by.values() for i in jobs]
-    if ids:
-        session.execute(update(BotJob).where(BotJob.id.in_(ids)).values(lease_until=at + LEASE))
+    checks = list(session.scalars(query))
+    if not checks:
+        return {}
+    session.execute(update(PullCheck).where(PullCheck.id.in_(checks)).values(lease_until=at + LEASE))
+    by: dict[int, list[int]] = {c: [] for c in checks}
+    jobs = select(BotJob.id, BotJob.check_id).where(
+        BotJob.check_id.in_(checks), BotJob.done_at.is_(None), BotJob.due_at <= at
+    )
+    for job_id, check_id in session.execute(jobs):
+        by[check_id].append(job_id)
     return by
 
 
 def finish_jobs(
-    session: Session, *, job_ids: list[int], error: str = "", retry_at: datetime | None = None
+    session: Session,
+    *,
+    check_id: int,
+    job_ids: list[int],
+    error: str = "",
+    retry_at: datetime | None = None,
 ) -> None:
-    """Done, or (with ``retry_at``) failed with ``error`` and due again then."""
+    """Done, or (with ``retry_at``) failed with ``error`` and due again then; the check's lease is released."""
     if retry_at is None:
-        values = {"done_at": now(), "lease_until": None, "error": error}
+        values = {"done_at": now(), "error": error}
     else:
-        values = {"due_at": retry_at, "lease_until": None, "error": error, "attempts": BotJob.attempts + 1}
+        values = {"due_at": retry_at, "error": error, "attempts": BotJob.attempts + 1}
     session.execute(update(BotJob).where(BotJob.id.in_(job_ids)).values(**values))
+    session.execute(update(PullCheck).where(PullCheck.id == check_id).values(lease_until=None))
 
 
 def attempts(session: Session, *, job_ids: list[int]) -> int:

@@ -35,7 +35,8 @@ def test_the_workflow_runs_on_pull_request_pushes_one_job_per_machine_label():
     assert on["pull_request"]["types"] == ["opened", "synchronize", "reopened"]
     job = workflow["jobs"]["bench"]
     assert job["runs-on"] == ["self-hosted", "fusegate-${{ matrix.machine }}"]
-    assert job["concurrency"]["cancel-in-progress"] is False
+    assert "concurrency" not in job  # it would cancel queued runs of other pull requests
+    assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"  # no forks
 
 
 @pytest.mark.parametrize("tool", ["fusegate", "asv"])
@@ -59,3 +60,9 @@ def test_env_examples_name_real_settings():
     assert _keys(DEPLOY / "service.env.example") <= fields
     runner = {"FUSEGATE_URL", "FUSEGATE_TOKEN", *ENV_KEYS.values()}
     assert _keys(DEPLOY / "runner.env.example") <= runner
+
+
+def test_the_service_example_starts_the_bot(tmp_path):
+    settings = Settings(_env_file=DEPLOY / "service.env.example")
+    assert settings.bot_enabled()  # the commented-out App settings and blank values are unset, not errors
+    assert settings.github_app_id is None and settings.github_token.get_secret_value() == "change-me"

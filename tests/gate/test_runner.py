@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from fastapi.responses import JSONResponse
 from sqlalchemy import func, select
 
 from gate import cli, runner
@@ -115,3 +116,24 @@ def test_upload_validates_before_spooling_and_needs_a_token(setup, tmp_path, mon
     )
     assert code == 2 and "not JSON" in capsys.readouterr().err
     assert not spool.exists()
+
+
+def test_an_acknowledgement_lost_after_the_results_were_stored_is_sent_again_and_stored_once(setup, tmp_path):
+    store, repo, results = setup
+    spool = tmp_path / "spool"
+    runner.spool(asv_dir.read(results), spool)
+    app = create_app(database_url=store, repo=repo)
+    answered = []
+
+    @app.middleware("http")
+    async def lose_first_answer(request, call_next):
+        response = await call_next(request)  # the upload is stored ...
+        answered.append(response.status_code)
+        if len(answered) == 1:
+            return JSONResponse({"detail": "bad gateway"}, status_code=502)  # ... and its 201 never arrives
+        return response
+
+    with serving(app) as url:
+        [sent] = runner.deliver(spool, url=url, token=TOKEN, retry_for=30, backoff=0.05)
+    assert answered == [201, 201] and sent.outcome == "unchanged"
+    assert _counts(store)[0] == 1 and not list(spool.glob("*.json"))

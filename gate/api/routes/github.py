@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from datetime import UTC, datetime
 
 from fastapi import APIRouter, Header, HTTPException, Request, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from sqlalchemy.exc import IntegrityError
 
 from gate.api.schemas import Problem
 from gate.store import db, pulls
@@ -32,10 +34,23 @@ class WebhookOut(BaseModel):
 
 
 def verify(secret: str, body: bytes, signature: str | None) -> bool:
-    if not signature or not signature.startswith("sha256="):
+    if not signature:
         return False
-    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, signature)
+    expected = b"sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest().encode()
+    return hmac.compare_digest(expected, signature.encode("utf-8", "replace"))
+
+
+def _event_time(payload: dict) -> datetime | None:
+    stamp = (payload.get("pull_request") or {}).get("updated_at")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, f"pull_request payload: updated_at is not a time: {stamp!r}"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _field(payload: dict, path: str, kind: type):
@@ -61,20 +76,26 @@ def _record(url: str, *, delivery: str, event: str, payload: dict, deadline) -> 
         "head_sha": _field(payload, "pull_request.head.sha", str),
     }
     installation = (payload.get("installation") or {}).get("id")
+    pr["installation_id"] = installation if isinstance(installation, int) else None
+    pr["event_at"] = _event_time(payload)
+    try:
+        return _store(url, pr, delivery=delivery, event=event, action=action, deadline=deadline)
+    except IntegrityError:  # a concurrent delivery of the same event or pull request: the second look decides
+        return _store(url, pr, delivery=delivery, event=event, action=action, deadline=deadline)
+
+
+def _store(url: str, pr: dict, *, delivery: str, event: str, action: str, deadline) -> WebhookOut:
+    where = f"{pr['repo']}#{pr['number']}"
     with db.transaction(url) as session:
         if pulls.seen_delivery(session, delivery=delivery):
             return WebhookOut(status="duplicate", detail=f"delivery {delivery} was handled already")
         pulls.record_delivery(session, delivery=delivery, event=event, action=action)
-        pull = pulls.upsert_pull(
-            session, **pr, installation_id=installation if isinstance(installation, int) else None
-        )
-        check = pulls.ensure_check(session, pull=pull, deadline=deadline)
+        pull = pulls.upsert_pull(session, **pr)
+        if pull is None:
+            return WebhookOut(status="ignored", detail=f"older than an event of {where} already handled")
+        check = pulls.ensure_check(session, pull=pull, deadline=deadline, restart=action == "reopened")
         pulls.enqueue(session, check_ids=[check.id], reason="webhook")
-        return WebhookOut(
-            status="queued",
-            detail=f"{pr['repo']}#{pr['number']} head {pr['head_sha'][:12]}",
-            check_id=check.id,
-        )
+        return WebhookOut(status="queued", detail=f"{where} head {pr['head_sha'][:12]}", check_id=check.id)
 
 
 @router.post(
@@ -89,8 +110,10 @@ def _record(url: str, *, delivery: str, event: str, payload: dict, deadline) -> 
 )
 async def webhook(
     request: Request,
-    x_github_event: str = Header(description="pull_request | ping | ..."),
-    x_github_delivery: str = Header(description="the delivery's GUID; a redelivery repeats it"),
+    x_github_event: str | None = Header(default=None, description="pull_request | ping | ..."),
+    x_github_delivery: str | None = Header(
+        default=None, description="the delivery's GUID; a redelivery repeats it"
+    ),
     x_hub_signature_256: str | None = Header(default=None, description="sha256=HMAC of the body"),
 ) -> WebhookOut:
     """A GitHub webhook delivery: verified, recorded once, and queued for the bot's worker."""
@@ -106,6 +129,8 @@ async def webhook(
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED, "missing or wrong X-Hub-Signature-256 for this body"
         )
+    if not x_github_event:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, "missing X-GitHub-Event header")
     if not x_github_delivery or len(x_github_delivery) > 100:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"bad X-GitHub-Delivery {x_github_delivery!r}")
     try:

@@ -34,9 +34,12 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
         runs = bundles.runs(body)
     except bundles.IngestError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    url = request.app.state.database_url
+    url, bot = request.app.state.database_url, request.app.state.bot
     with db.transaction(url) as session:
         report = queries.ingest_runs(session, runs=runs)
+        if bot is not None:  # queued with the results: a retried upload that finds them stored is covered too
+            checks = pulls.checks_with_commits(session, shas={r.commit for r in runs})
+            pulls.enqueue(session, check_ids=checks, reason="upload")
     evaluations = []
     if report.stored:
         for sha in sorted({r.commit for r in runs}):
@@ -46,23 +49,11 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
                 with db.transaction(url) as session:
                     e = evaluate_and_store(session, repo=request.app.state.repo, base_sha=base, head_sha=head)
                     evaluations.append(EvaluationSummary.model_validate(e))
-        _notify_bot(request, {r.commit for r in runs})
+    if bot is not None:
+        bot.wake()  # after the evaluations above, so the worker finds them fresh
     return UploadOut(
         stored=report.stored, unchanged=report.unchanged, results=report.results, evaluations=evaluations
     )
-
-
-def _notify_bot(request: Request, shas: set[str]) -> None:
-    """Queue the PR checks these commits belong to; the bot's worker posts their statuses."""
-    bot = request.app.state.bot
-    if bot is None:
-        return
-    with db.transaction(request.app.state.database_url) as session:
-        queued = pulls.enqueue(
-            session, check_ids=pulls.checks_with_commits(session, shas=shas), reason="upload"
-        )
-    if queued:
-        bot.wake()
 
 
 @router.get("/api/runs")

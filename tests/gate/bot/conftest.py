@@ -28,9 +28,9 @@ def bundle(tmp_path, commit, **kw) -> dict:
 
 @pytest.fixture
 def github():
-    fake = FakeGitHub()
+    fake = FakeGitHub(prefix="/api/v3")  # as GitHub Enterprise Server: the client's base URL carries a path
     with serving(fake.app()) as url:
-        fake.url = url
+        fake.url = url + fake.prefix
         yield fake
 
 

@@ -109,15 +109,18 @@ def test_rate_limits_are_waited_out(bot):
 
 def test_the_comment_is_found_by_its_marker(bot):
     key = f"{REPO}#7"
+    human = {"login": "octocat"}
+    quoted = f"why does the bot write {report.MARKER}?"
     bot.github.comments[key] = [
-        {"id": 1, "body": "looks good to me"},
-        {"id": 2, "body": f"{report.MARKER}\nan old verdict"},
+        {"id": 1, "body": "looks good to me", "user": human},
+        {"id": 2, "body": quoted, "user": human},
+        {"id": 3, "body": f"{report.MARKER}\nan old verdict", "user": {"login": bot.github.login}},
     ]
-    bot.github.per_page_max = 1  # the marker comment is on the second page
+    bot.github.per_page_max = 2  # the bot's comment is on the second page
     bot.open_pr()
-    wait_for(lambda: "an old verdict" not in bot.github.comments[key][1]["body"], "the marker comment edited")
-    assert [c["id"] for c in bot.github.comments[key]] == [1, 2]
-    assert bot.github.comments[key][0]["body"] == "looks good to me"
+    wait_for(lambda: "an old verdict" not in bot.github.comments[key][2]["body"], "the bot's comment edited")
+    assert [c["id"] for c in bot.github.comments[key]] == [1, 2, 3]
+    assert [c["body"] for c in bot.github.comments[key][:2]] == ["looks good to me", quoted]
     assert not bot.github.calls_to("/issues/7/comments", "POST")
 
 
@@ -168,7 +171,46 @@ def test_github_app_auth(store_url, github, repo, tmp_path):
         b.wait_status("pending")
         wait_for(lambda: b.comments(), "the comment")
     [exchange] = github.calls_to("/app/installations/", "POST")
-    assert exchange.path == "/app/installations/99/access_tokens" and exchange.status == 201
-    assert {c.authorization for c in github.calls if c.path.startswith("/repos/")} == {
+    assert exchange.path == "/api/v3/app/installations/99/access_tokens" and exchange.status == 201
+    assert {c.authorization for c in github.calls if c.path.startswith("/api/v3/repos/")} == {
         f"token {github.token}"
     }
+
+
+def test_an_older_event_does_not_move_the_head_back(bot):
+    newer = bench.pull_request_event(number=7, base=bot.base, head=bot.head, repo=REPO)
+    newer["pull_request"]["updated_at"] = "2026-11-30T12:00:05Z"
+    assert bot.deliver("pull_request", newer).json()["status"] == "queued"
+    older = bench.pull_request_event(number=7, base=bot.base, head=bot.base, repo=REPO)
+    older["pull_request"]["updated_at"] = "2026-11-30T12:00:00Z"
+    r = bot.deliver("pull_request", older)
+    assert r.status_code == 202 and r.json()["status"] == "ignored"
+    assert bot.client.get(f"/api/pulls/{REPO}/7").json()["head_sha"] == bot.head
+
+
+def test_reopening_restarts_a_check_that_errored(store_url, github, repo, tmp_path):
+    app = start_bot(store_url, repo, github, bot_window_s=1.0)
+    with serving(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        b = Bot(url, store_url, github, repo, client)
+        b.open_pr()
+        b.wait_status("error")  # nothing reported within 1 s
+        b.open_pr(action="reopened")
+        wait_for(lambda: b.statuses()[-1]["state"] == "pending", "pending again after the reopen")
+
+
+def test_a_head_the_service_cannot_fetch_is_retried_not_failed(bot):
+    unknown = "f" * 40
+    assert bot.open_pr(head=unknown).status_code == 202
+    error = wait_for(lambda: _job_error(bot.store), "the job to record the missing commit")
+    assert "MissingCommit" in error and unknown[:12] in error
+    assert bot.statuses(unknown) == []  # no status until the deadline: the commit may still be pushed
+
+
+def _job_error(url) -> str:
+    from sqlalchemy import select
+
+    from gate.store import db
+    from gate.store.models import BotJob
+
+    with db.transaction(url, write=False) as session:
+        return session.scalar(select(BotJob.error).where(BotJob.error != ""))

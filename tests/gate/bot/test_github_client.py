@@ -86,3 +86,25 @@ def test_app_installation_tokens_are_fetched_once_and_reused(github):
     with pytest.raises(GitHubError, match="401"):
         wrong.create_comment("o/r", 1, "three")
     assert [c["body"] for c in github.comments["o/r#1"]] == ["one", "two"]
+
+
+def test_a_new_comment_is_not_posted_twice_after_an_ambiguous_failure(github, client):
+    github.fail("/comments", 502)
+    with pytest.raises(GitHubError, match="may have been done"):
+        client.create_comment("o/r", 1, "once")
+    assert len(github.calls) == 1  # the caller looks for it before trying again
+
+
+def test_a_secondary_rate_limit_without_headers_is_waited_for(github):
+    waits = []
+    gh = GitHub(base_url=github.url, auth=TokenAuth(github.token), retry=Retry(attempts=3, backoff=0.01),
+                sleep=waits.append)  # fmt: skip
+    github.fail("/statuses/", 403, body="Resource not accessible by integration")  # a plain refusal
+    with pytest.raises(GitHubError, match="403"):
+        gh.create_status(
+            "o/r", "a" * 40, state="pending", description="d", target_url="http://x", context="c"
+        )
+    assert waits == []
+    github.fail("/statuses/", 403, body="You have exceeded a secondary rate limit.")
+    gh.create_status("o/r", "a" * 40, state="pending", description="d", target_url="http://x", context="c")
+    assert waits[0] == 60.0
