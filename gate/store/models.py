@@ -80,7 +80,10 @@ class Run(Base):
     """One asv result file (a commit in one environment on one machine) and its sidecar records."""
 
     __tablename__ = "run"
-    __table_args__ = (UniqueConstraint("machine_id", "commit_id", "env_name", "placement_id"),)
+    __table_args__ = (
+        UniqueConstraint("machine_id", "commit_id", "env_name", "placement_id"),
+        Index("ix_run_machine_started", "machine_id", "started_at"),
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"))
     commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"), index=True)
@@ -125,6 +128,7 @@ class CellSummary(Base):
             "machine_id", "commit_id", "placement_id", "benchmark", "task", "impl", "num_envs", "threads"
         ),
         Index("ix_cell_summary_lookup", "commit_id", "machine_id"),
+        Index("ix_cell_summary_history", "machine_id", "benchmark", "task", "impl", "num_envs", "threads"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"))
@@ -151,7 +155,10 @@ class Evaluation(Base):
     """The gate's verdict for (base, head), with the policy that judged it and where that policy came from."""
 
     __tablename__ = "evaluation"
-    __table_args__ = (Index("ix_evaluation_pair", "base_commit_id", "head_commit_id", "id"),)
+    __table_args__ = (
+        Index("ix_evaluation_pair", "base_commit_id", "head_commit_id", "id"),
+        Index("ix_evaluation_head", "head_commit_id", "id"),
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     base_commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"))
     head_commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"))

@@ -159,3 +159,84 @@ def fill_commits(url: str, *, seed: int = 0) -> dict:
     if not runs:
         raise ValueError(f"{url} was not filled by `fusegate store bench` (no runs of machine fill-0)")
     return {"base": sha("main", seed, runs - 2), "head": sha("pr", seed, runs - 1)}
+
+
+def _closed_form(groups: list[list[float]]) -> dict:
+    """A cell summary without the bootstrap (normal approximation of the median's error): for bulk fills only."""
+    logs = [np.log(np.asarray(g)) for g in groups]
+    flat = np.concatenate(logs)
+    center = float(np.median(flat))
+    se = float(1.2533 * flat.std(ddof=1) / np.sqrt(flat.size))
+    medians = [float(np.median(g)) for g in logs]
+    between = float(np.std(medians, ddof=1) / np.sqrt(len(medians))) if len(medians) > 1 else 0.0
+    return {"center": center, "se": se, "low": center - 1.96 * se, "high": center + 1.96 * se,
+            "between_se": between, "samples": int(flat.size), "groups": len(logs)}  # fmt: skip
+
+
+def fill_bulk(
+    url: str,
+    *,
+    results: int,
+    machines: int = 4,
+    seed: int = 0,
+    batch: int = 10,
+    progress: Callable[[int], None] = lambda n: None,
+) -> dict:
+    """At least ``results`` results of the history ``fill`` makes, written in bulk: the first commit through the
+    ingest path (machines,
+    placements, environments), the rest as multi-row inserts of runs, results and cell summaries, the summaries
+    in closed form instead of the bootstrap. About 30x faster, for stores of a million results and more."""
+    from sqlalchemy import insert, select
+
+    from gate.store.models import CellSummary, Commit, Machine, Result, Run, now
+
+    db.upgrade(url)
+    rng = np.random.default_rng(seed)
+    per_commit = RESULTS_PER_RUN * machines
+    first = sha("main", seed, 0)
+    with db.transaction(url) as session:
+        queries.ingest_runs(session, runs=[_run(f"fill-{m}", first, 0, rng) for m in range(machines)])
+        ids = {name: mid for name, mid in session.execute(select(Machine.name, Machine.id))}
+        template = session.execute(
+            select(Run).where(Run.commit_id == queries.commit_id(session, sha=first))
+        ).scalars()
+        shared = {r.machine_id: (r.environment_id, r.placement_id, r.fingerprint_hash) for r in template}
+    stored, index = per_commit, 1
+    while stored + RESULTS_PER_RUN < results:  # the PR run below completes at least ``results``
+        with db.transaction(url) as session:
+            for _ in range(batch):
+                if stored + RESULTS_PER_RUN >= results:
+                    break
+                commit = sha("main", seed, index)
+                commit_id = session.execute(
+                    insert(Commit).values(sha=commit).returning(Commit.id)
+                ).scalar_one()
+                result_rows, summary_rows = [], []
+                for m in range(machines):
+                    record = _run(f"fill-{m}", commit, index, rng)
+                    machine_id = ids[record.machine]
+                    environment_id, placement_id, fingerprint = shared[machine_id]
+                    run_id = session.execute(
+                        insert(Run).values(machine_id=machine_id, commit_id=commit_id, environment_id=environment_id,
+                                           placement_id=placement_id, env_name=record.env_name, source="fill",
+                                           digest=record.digest, fingerprint_hash=fingerprint,
+                                           started_at=record.started_at, uploaded_at=now()).returning(Run.id)
+                    ).scalar_one()  # fmt: skip
+                    for r in record.results:
+                        result_rows.append({"run_id": run_id, "benchmark": r.benchmark, "task": r.task, "impl": r.impl,
+                                            "num_envs": r.num_envs, "threads": r.threads, "status": r.status,
+                                            "unit": r.unit, "value": r.value, "samples": r.samples})  # fmt: skip
+                        summary_rows.append({"machine_id": machine_id, "commit_id": commit_id,
+                                             "placement_id": placement_id, "benchmark": r.benchmark, "task": r.task,
+                                             "impl": r.impl, "num_envs": r.num_envs or 0, "threads": r.threads or 0,
+                                             "status": "ok", "message": "", "updated_at": now(),
+                                             **_closed_form(r.samples)})  # fmt: skip
+                session.execute(insert(Result), result_rows)
+                session.execute(insert(CellSummary), summary_rows)
+                stored += per_commit
+                index += 1
+        progress(stored)
+    head = sha("pr", seed, index)
+    with db.transaction(url) as session:
+        queries.ingest_runs(session, runs=[_run("fill-0", head, index, rng)])
+    return {"base": sha("main", seed, index - 1), "head": head, "results": stored + RESULTS_PER_RUN}
