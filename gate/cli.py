@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import kernels
-from gate import cli_bot, cli_store, render
+from gate import cli_bot, cli_dashboard, cli_store, render
 from kernels import bench, parity, registry
 
 DEFAULT_BENCH_ENVS = (2048, 8192, 32768, 131072)
@@ -267,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_store.add_commands(commands)
     cli_bot.add_commands(commands)
+    cli_dashboard.add_commands(commands)
 
     collect = commands.add_parser(
         "collect", help="run the end-to-end collector (MuJoCo G1 physics + update_state) and time its phases"

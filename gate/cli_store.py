@@ -8,6 +8,8 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
+import webbrowser
 from pathlib import Path
 
 from gate import render
@@ -201,8 +203,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if code not in (0, 2):  # 2: a benchmark failed; the gate reports it as a correctness failure
             raise ValueError(f"asv run exited with {code}; see its output above")
     console.print(f"[bold]2/3[/] results into {url}")
+    machines = []
     for machine, report in ingest_dir(url, Path(args.results)):
         console.print(f"  {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged")
+        machines.append(machine)
     base = policy.resolve(repo, args.base) if args.base else head
     policy_sha = base  # the policy always comes from the requested base, even when its results are missing
     with db.transaction(url) as session:
@@ -217,9 +221,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in render.verdict_lines(evaluation):
         out.print(line)
     if not args.no_serve:
+        site = f"http://{args.host}:{args.port}"
+        dashboard = f"{site}/machines/{machines[0]}" if machines else f"{site}/machines"
         console.print(
-            f"[bold]3/3[/] verdict {evaluation.verdict}; the service: http://{args.host}:{args.port}/docs"
+            f"[bold]3/3[/] verdict {evaluation.verdict}; the dashboard: {dashboard} "
+            f"(this verdict: {site}/pr/{base}/{head}; the API: {site}/docs)",
+            soft_wrap=True,
         )
+        if os.environ.get("DISPLAY") or sys.platform == "darwin":  # a desktop: open it in the browser too
+            threading.Timer(2.0, webbrowser.open, args=(dashboard,)).start()
         cmd_serve(args)
     return EXIT_CODES[Verdict(evaluation.verdict)]
 

@@ -331,3 +331,31 @@ def bot_bench_table(row: dict) -> Table:
         f"{row['upload_median_s'] * 1e3:.0f} ms",
     )
     return table
+
+
+def dashboard_bench_table(rows: list[dict], facts: dict) -> Table:
+    table = Table(
+        title=f"fusegate dashboard: server time per request, {facts['results_in_store']:,} results in the store",
+        caption=f"{facts['repeats']} requests per page, round-robin; history shows {facts['history_points']} points",
+    )
+    for col in ("page", "median", "p95", "max", "bytes"):
+        table.add_column(col, justify="left" if col == "page" else "right")
+    for r in rows:
+        table.add_row(r["page"], f"{r['median_ms']:.1f} ms", f"{r['p95_ms']:.1f} ms", f"{r['max_ms']:.1f} ms",
+                      f"{r['bytes']:,}")  # fmt: skip
+    return table
+
+
+def changepoints_table(rows: list[dict], facts: dict) -> Table:
+    table = Table(
+        title="change points: injected steps in this machine's A/A noise",
+        caption=f"A/A {facts['base'][:12]} / {facts['head'][:12]}: {facts['cells']} cells, noise sd "
+        f"{facts['noise_sd']:.1%}; {facts['series']} histories of {facts['length']} commits per step size "
+        "(a third each with 0, 1, 2 steps); found = within 1 commit",
+    )
+    for col in ("method", "step", "recall", "precision", "false / 100 commits", "ms / history"):
+        table.add_column(col, justify="left" if col == "method" else "right")
+    for r in rows:
+        table.add_row(r["method"], f"{r['step']:.0%}", f"{r['recall']:.2f}", _num(r["precision"], ".2f"),
+                      f"{r['false_per_100']:.1f}", f"{r['ms_per_series']:.1f}")  # fmt: skip
+    return table

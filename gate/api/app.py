@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from fastapi.responses import JSONResponse
 
 from gate.api.routes import evaluations, github, health, machines, pulls, runs
 from gate.api.settings import Settings
+from gate.dashboard import api as dashboard_api
+from gate.dashboard import pages
 from gate.store import db
 
 log = logging.getLogger("fusegate")
@@ -82,8 +85,17 @@ def create_app(
         machines.router,
         github.router,
         pulls.router,
+        dashboard_api.router,
     ):
         app.include_router(router)
+    pages.install(app)  # the dashboard's pages, static files and HTML error pages
+
+    @app.middleware("http")
+    async def server_timing(request: Request, call_next):
+        started = time.perf_counter()
+        response = await call_next(request)
+        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1e3:.2f}"
+        return response
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

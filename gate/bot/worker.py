@@ -138,7 +138,7 @@ class Worker:
             )  # fmt: skip
 
     def link(self, job: Job) -> str:
-        return f"{self.public_url}/api/verdicts/{job.base_sha}/{job.head_sha}"
+        return f"{self.public_url}/pr/{job.base_sha}/{job.head_sha}"  # the dashboard's PR verdict page
 
     def sync(self, check_id: int) -> report.Status | None:
         job = self._job(check_id)

@@ -141,6 +141,9 @@ GATE_ONLY = {
     "httpx",
     "pyjwt",
     "cryptography",
+    "jinja2",
+    "plotly",
+    "ruptures",
 }
 
 

@@ -64,6 +64,7 @@ def write(
     pairs,
     failed: frozenset = frozenset(),
     env: str = ENV,
+    date: datetime.datetime | None = None,
 ) -> Path:
     """A results dir under ``root``: ``times(cell) -> samples or None`` (skipped) and ``pairs(cell) -> list of
     per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark."""
@@ -73,7 +74,7 @@ def write(
     util.write_json(str(results_dir / "benchmarks.json"), benchmarks, api_version=2)
     info = {"machine": machine, "arch": "x86_64", "cpu": "test", "num_cpu": "2", "os": "Linux", "ram": "1"}
     util.write_json(str(results_dir / machine / "machine.json"), info, api_version=1)
-    date = int(datetime.datetime(2026, 11, 30, tzinfo=datetime.UTC).timestamp() * 1000)
+    date = int((date or datetime.datetime(2026, 11, 30, tzinfo=datetime.UTC)).timestamp() * 1000)
     results = Results(dict(info), {}, commit, date, "3.11", env, {})
     applied = _common.place()
     sidecar = root / "fusegate" / commit[:8]

@@ -28,6 +28,7 @@ def _measure(
     skip=None,
     skip_pairs=None,
     seed=0,
+    date=None,
 ):
     """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio."""
     rng = np.random.default_rng(seed)
@@ -46,7 +47,9 @@ def _measure(
         effect = paired_effect(cell) if paired_effect else 1.0
         return [effect * rng.lognormal(0, 0.03, 40) for _ in range(5)]  # 5 processes
 
-    return asv_results.write(root, machine=machine, commit=commit, times=times, pairs=pairs, failed=failed)
+    return asv_results.write(
+        root, machine=machine, commit=commit, times=times, pairs=pairs, failed=failed, date=date
+    )
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ def test_full_flow_pending_then_approve_with_one_comment_edited_in_place(bot, tm
     pending = bot.wait_status("pending")
     assert pending["context"] == "fusegate"
     assert pending["description"].startswith("waiting for 1 of 1 required machines: runner-1")
-    assert pending["target_url"] == f"http://gate.test/api/verdicts/{bot.base}/{bot.head}"
+    assert pending["target_url"] == f"http://gate.test/pr/{bot.base}/{bot.head}"
     wait_for(lambda: bot.comments(), "the first comment")
     _upload(bot, tmp_path)
     success = bot.wait_status("success")

@@ -1,0 +1,1 @@
+"""The web dashboard: server-rendered pages over the same data as the JSON endpoints, charts with plotly.js."""

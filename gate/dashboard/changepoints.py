@@ -1,0 +1,194 @@
+"""Change points in a cell's history along main, and the measurement that chose how to find them.
+
+``detect`` finds steps in the per-commit log estimates by minimising the sum of absolute deviations from each
+segment's median (so one wild point is not a step) plus ``PENALTY`` x sigma x log(n) per step, where sigma is the
+series' own noise estimated from its first differences (robust to the steps themselves). That is the objective
+of ruptures' PELT with the l1 cost; asv's exact Potts solver finds the same optimum faster, so it is the one used.
+
+``compare_methods`` is what chose: it injects steps of known size and position into series whose noise is
+resampled from an A/A pair of this machine (``fusegate changepoints bench``) and scores each candidate (ruptures
+PELT with the l1 and l2 costs, ruptures binary segmentation, asv's Potts solvers and asv's own ``step_detect``) by
+the injected steps it finds within one commit, the steps it invents, and its time.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import ruptures
+from asv.step_detect import detect_steps, solve_potts, solve_potts_approx
+
+PENALTY = 2.0  # chosen with compare_methods on this machine's A/A noise (README, "Change points")
+TOLERANCE = 1  # a step found within this many commits of the true one counts as found
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    index: int  # first point after the step
+    before: float  # level (median of the segment) before and after, in the series' units
+    after: float
+
+    @property
+    def change(self) -> float:
+        return self.after / self.before - 1
+
+
+def _sigma(logs: np.ndarray) -> float:
+    """Point noise from first differences: MAD / 0.6745 / sqrt(2), so that a few steps do not inflate it."""
+    diffs = np.diff(logs)
+    if diffs.size == 0:
+        return 0.0
+    return float(np.median(np.abs(diffs - np.median(diffs))) / 0.6745 / math.sqrt(2))
+
+
+def _pelt_l1(logs: np.ndarray, sigma: float) -> list[int]:
+    pen = PENALTY * max(sigma, 1e-9) * math.log(len(logs))
+    return ruptures.Pelt(model="l1", min_size=2, jump=1).fit(logs).predict(pen=pen)[:-1]
+
+
+L2_PENALTY = 8.0  # the best of 3, 8 and 20 for the least-squares cost in the same measurement
+
+
+def _pelt_l2(logs: np.ndarray, sigma: float) -> list[int]:
+    pen = L2_PENALTY * max(sigma, 1e-9) ** 2 * math.log(len(logs))
+    return ruptures.Pelt(model="l2", min_size=2, jump=1).fit(logs).predict(pen=pen)[:-1]
+
+
+def _binseg_l2(logs: np.ndarray, sigma: float) -> list[int]:
+    pen = L2_PENALTY * max(sigma, 1e-9) ** 2 * math.log(len(logs))
+    return ruptures.Binseg(model="l2", min_size=2, jump=1).fit(logs).predict(pen=pen)[:-1]
+
+
+def _asv(logs: np.ndarray, sigma: float) -> list[int]:
+    return [left for left, *_ in detect_steps(list(np.exp(logs)))][1:]
+
+
+def _potts(logs: np.ndarray, sigma: float, *, exact: bool = True, penalty: float = PENALTY) -> list[int]:
+    """asv's Potts solver (dynamic programming over compiled range medians) on the objective PELT (l1)
+    minimises: the sum of absolute deviations from each segment's median + the same penalty per step."""
+    gamma = penalty * max(sigma, 1e-9) * math.log(len(logs))
+    y, w = [float(x) for x in logs], [1.0] * len(logs)
+    right, _, _ = (solve_potts if exact else solve_potts_approx)(y, w, gamma=gamma, min_size=2)
+    return list(right[:-1])
+
+
+def _potts_approx(logs: np.ndarray, sigma: float) -> list[int]:
+    return _potts(logs, sigma, exact=False)
+
+
+METHODS: dict[str, Callable[[np.ndarray, float], list[int]]] = {
+    "asv Potts exact (l1)": _potts,
+    "ruptures PELT (l1)": _pelt_l1,
+    "asv Potts approx (l1)": _potts_approx,
+    "ruptures PELT (l2)": _pelt_l2,
+    "ruptures Binseg (l2)": _binseg_l2,
+    "asv step_detect": _asv,
+}
+CHOSEN = "asv Potts exact (l1)"
+
+
+def detect(values: Sequence[float]) -> list[Step]:
+    """Steps in a positive series (times or ratios), oldest first."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 4 or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        return []
+    logs = np.log(v)
+    breaks = METHODS[CHOSEN](logs, _sigma(logs))
+    edges = [0, *breaks, len(v)]
+    steps = []
+    for i, index in enumerate(breaks):
+        before = float(np.exp(np.median(logs[edges[i] : index])))  # the l1 cost's segment levels
+        after = float(np.exp(np.median(logs[index : edges[i + 2]])))
+        steps.append(Step(index=index, before=before, after=after))
+    return steps
+
+
+def with_penalties(penalties: Sequence[float]) -> dict[str, Callable[[np.ndarray, float], list[int]]]:
+    """METHODS plus the chosen solver at other penalties (to see where ``PENALTY`` sits)."""
+    extra = {
+        f"{CHOSEN}, penalty {k:g}": functools.partial(_potts, penalty=k) for k in penalties if k != PENALTY
+    }
+    return {**METHODS, **extra}
+
+
+def compare_methods(
+    noise: np.ndarray,
+    *,
+    series: int = 300,
+    length: int = 60,
+    sizes=(0.03, 0.05, 0.10, 0.20),
+    seed: int = 0,
+    methods: dict | None = None,
+) -> list[dict]:
+    """Score every method on series with 0-2 injected steps of each size (a random sign), the noise drawn from
+    ``noise`` (per-point log errors). Returns one row per (method, size) with recall, precision and the false
+    steps per 100 commits on series with no step."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for size in sizes:
+        cases = []
+        for i in range(series):
+            k = i % 3  # 0, 1 or 2 steps
+            positions = sorted(rng.choice(np.arange(5, length - 5), size=k, replace=False)) if k else []
+            level = np.zeros(length)
+            for p in positions:
+                level[p:] += math.log1p(size) * rng.choice((-1.0, 1.0))
+            cases.append((level + rng.choice(noise, size=length), positions))
+        free = sum(1 for _, p in cases if not p)
+        for name, method in (methods or METHODS).items():
+            found = true = hits = matched = false_free = 0
+            started = time.perf_counter()
+            for logs, positions in cases:
+                breaks = method(logs, _sigma(logs))
+                found += len(breaks)
+                true += len(positions)
+                hits += sum(any(abs(b - p) <= TOLERANCE for b in breaks) for p in positions)
+                matched += sum(any(abs(b - p) <= TOLERANCE for p in positions) for b in breaks)
+                false_free += 0 if positions else len(breaks)
+            rows.append(
+                {
+                    "method": name,
+                    "step": size,
+                    "recall": hits / true,
+                    "precision": matched / found if found else float("nan"),
+                    "false_per_100": 100 * false_free / (free * length),
+                    "ms_per_series": 1e3 * (time.perf_counter() - started) / len(cases),
+                }
+            )
+    return rows
+
+
+def aa_noise(results, base: str, head: str) -> np.ndarray:
+    """Per-point log errors of this machine: the differences of matching cells' estimates between two commits
+    with the same tree (an A/A pair), over sqrt(2). ``results``: an asv results directory."""
+    from gate import stats
+    from gate.ingest import asv_dir, bundle
+
+    centers: dict[str, dict[tuple, float]] = {base: {}, head: {}}
+    for b in asv_dir.read(results):
+        for run in bundle.runs(b):
+            if run.commit not in centers:
+                continue
+            for r in run.results:
+                if r.status == "ok" and r.benchmark in (bundle.TIME, bundle.PAIRED) and r.samples:
+                    key = (
+                        run.machine,
+                        run.placement.get("label", ""),
+                        r.benchmark,
+                        r.task,
+                        r.impl,
+                        r.num_envs,
+                        r.threads,
+                    )
+                    centers[run.commit][key] = stats.summarize(r.samples).center
+    common = sorted(set(centers[base]) & set(centers[head]))
+    if len(common) < 5:
+        raise ValueError(
+            f"{results}: {len(common)} cells measured on both {base[:12]} and {head[:12]}; an A/A pair needs more"
+        )
+    return np.array([centers[head][k] - centers[base][k] for k in common]) / math.sqrt(2)

@@ -1,0 +1,272 @@
+"""What the dashboard shows, built once from the store as the wire schemas below.
+
+The JSON endpoints return these models and the pages render the same models, so a page never shows a number the
+API does not give. Ratios and intervals come from the gate's own statistics (``gate.stats``) and, for decisions,
+from the stored evaluations: the dashboard computes no verdict of its own.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+from sqlalchemy.orm import Session
+
+from gate import stats
+from gate.dashboard import changepoints
+from gate.ingest.bundle import PAIRED, TIME
+from gate.store import dashboard as reads
+from gate.store import queries
+
+METRICS = {"paired": PAIRED, "time": TIME}
+
+
+class NotFound(LookupError):
+    """What the request named does not exist: the pages answer 404 with this message."""
+
+
+class CalibrationOut(BaseModel):
+    design: str
+    threads: int
+    noise_floor: float = Field(description="A/A noise floor: the smallest fail margin across processes")
+    mde: float = Field(description="minimum detectable effect at this noise")
+    commit: str
+
+
+class MachineRow(BaseModel):
+    name: str
+    fingerprint: dict
+    placements: list[str]
+    last_commit: str | None
+    last_run: datetime | None = Field(description="the commit date asv recorded for the newest run")
+    last_upload: datetime | None
+    calibrations: list[CalibrationOut]
+
+
+class MatrixCell(BaseModel):
+    task: str
+    num_envs: int
+    threads: int
+    ratio: float | None = Field(description="impl / baseline time ratio (paired), above 1 is slower")
+    low: float | None
+    high: float | None
+    decision: str = Field(description="the stored evaluation's decision; 'not evaluated' when there is none")
+    reason: str
+    groups: int
+
+
+class Matrix(BaseModel):
+    machine: str
+    commit: str
+    impl: str
+    baseline: str
+    evaluation_id: int | None = Field(description="the evaluation the decisions come from")
+    cells: list[MatrixCell]
+
+
+class Point(BaseModel):
+    commit: str
+    date: datetime | None
+    value: float = Field(description="the estimate: a time in seconds (time) or a ratio (paired)")
+    low: float
+    high: float
+    groups: int
+    placement: str
+
+
+class ChangePoint(BaseModel):
+    index: int = Field(description="position in points of the first commit after the step")
+    commit: str
+    before: float
+    after: float
+    change: float = Field(description="after / before - 1")
+
+
+class History(BaseModel):
+    machine: str
+    total: int = Field(description="commits with this cell; points holds the newest `limit` of them")
+    metric: str = Field(description="paired (impl / hand-written ratio) or time (seconds per call)")
+    task: str
+    impl: str
+    num_envs: int
+    threads: int
+    points: list[Point]
+    change_points: list[ChangePoint]
+    method: str = Field(description="how the change points were found")
+
+
+class CompareRow(BaseModel):
+    machine: str
+    commit: str | None
+    point: Point | None = Field(
+        description="the cell at the machine's newest commit; null if not measured there"
+    )
+
+
+class Compare(BaseModel):
+    metric: str
+    task: str
+    impl: str
+    num_envs: int
+    threads: int
+    machines: list[CompareRow]
+
+
+def machines(session: Session) -> list[MachineRow]:
+    rows = []
+    for entry in reads.overview(session):
+        m, last = entry["machine"], entry["last_run"]
+        rows.append(
+            MachineRow(
+                name=m.name,
+                fingerprint=m.fingerprint,
+                placements=entry["placements"],
+                last_commit=last[0] if last else None,
+                last_run=last[1] if last else None,
+                last_upload=last[2] if last else None,
+                calibrations=[
+                    CalibrationOut(
+                        design=c.design,
+                        threads=c.threads,
+                        noise_floor=c.noise_floor,
+                        mde=c.mde,
+                        commit=c.commit_sha,
+                    )
+                    for c in entry["calibrations"]
+                ],
+            )
+        )
+    return rows
+
+
+def _machine(session: Session, name: str):
+    m = reads.machine(session, name=name)
+    if m is None:
+        known = ", ".join(x.name for x in queries.machines(session)) or "none yet"
+        raise NotFound(f"no machine named {name!r} (known: {known})")
+    return m
+
+
+def _level(c) -> tuple[float, float, float]:
+    """A summary's estimate with its interval, by the same arithmetic as the gate's paired cells."""
+    e = stats.paired_estimate(
+        stats.Summary(center=c.center, se=c.se, low=c.low, high=c.high, samples=c.samples, groups=c.groups,
+                      between_se=c.between_se),
+        margin=0.0,
+    )  # fmt: skip
+    return e.ratio, e.low, e.high
+
+
+def matrix(session: Session, *, machine: str, commit: str | None, impl: str, baseline: str) -> Matrix:
+    m = _machine(session, machine)
+    if commit is None:
+        newest = reads.newest_run(session, machine_id=m.id)
+        if newest is None:
+            raise NotFound(f"machine {machine!r} has no runs")
+        commit = newest[0]
+    elif not reads.commit_measured(session, machine_id=m.id, sha=commit):
+        raise NotFound(f"machine {machine!r} has no results for commit {commit!r}")
+    evaluation = reads.head_evaluation(session, head_sha=commit)
+    decided = {}
+    if evaluation is not None:
+        for c in evaluation.comparisons:
+            if (c.machine, c.kind, c.impl, c.baseline) == (machine, "impl_vs_baseline", impl, baseline):
+                decided[(c.task, c.num_envs, c.threads)] = c
+    cells = []
+    for _, _, _, c in queries.summaries(session, commit_sha=commit, machines=[machine]):
+        if c.benchmark != PAIRED or c.impl != impl:
+            continue
+        row = decided.get((c.task, c.num_envs, c.threads))
+        if row is not None:
+            ratio, low, high, decision, reason = row.ratio, row.low, row.high, row.decision, row.reason
+        elif c.status == "ok":
+            (ratio, low, high), decision, reason = (
+                _level(c),
+                "not evaluated",
+                "no stored evaluation of this commit",
+            )
+        else:
+            ratio = low = high = None
+            decision, reason = ("fail" if c.status == "failed" else "error"), c.message
+        cells.append(
+            MatrixCell(task=c.task, num_envs=c.num_envs, threads=c.threads, ratio=ratio, low=low, high=high,
+                       decision=decision, reason=reason, groups=c.groups)
+        )  # fmt: skip
+    cells.sort(key=lambda x: (x.task, x.num_envs, x.threads))
+    return Matrix(
+        machine=machine, commit=commit, impl=impl, baseline=baseline,
+        evaluation_id=evaluation.id if evaluation is not None else None, cells=cells,
+    )  # fmt: skip
+
+
+def _points(rows) -> list[Point]:
+    points = []
+    for sha, date, label, c in rows:
+        if c.status != "ok":
+            continue
+        value, low, high = _level(c)
+        points.append(
+            Point(commit=sha, date=date, value=value, low=low, high=high, groups=c.groups, placement=label)
+        )
+    return points
+
+
+def _metric(metric: str) -> str:
+    if metric not in METRICS:
+        raise NotFound(f"no metric {metric!r}: use one of {', '.join(METRICS)}")
+    return METRICS[metric]
+
+
+HISTORY_LIMIT = 200  # newest commits shown (and searched for steps) by default
+HISTORY_MAX = 1000
+
+
+def history(
+    session: Session,
+    *,
+    machine: str,
+    metric: str,
+    task: str,
+    impl: str,
+    num_envs: int,
+    threads: int,
+    limit: int = HISTORY_LIMIT,
+) -> History:
+    m = _machine(session, machine)
+    rows = reads.history(session, machine_id=m.id, benchmark=_metric(metric), task=task, impl=impl,
+                         num_envs=num_envs, threads=threads)  # fmt: skip
+    if not rows:
+        raise NotFound(f"no {metric} results for {task} {impl} N={num_envs} threads={threads} on {machine!r}")
+    if not 2 <= limit <= HISTORY_MAX:
+        raise NotFound(f"limit must be in 2..{HISTORY_MAX}, got {limit}")
+    points = _points([r for r in rows if r[3].status == "ok"][-limit:])
+    steps = changepoints.detect([p.value for p in points])
+    return History(
+        machine=machine, metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads, points=points,
+        total=len(rows),
+        change_points=[
+            ChangePoint(index=s.index, commit=points[s.index].commit, before=s.before, after=s.after, change=s.change)
+            for s in steps
+        ],
+        method=f"{changepoints.CHOSEN}: penalty {changepoints.PENALTY} x sigma x log(n) on log values",
+    )  # fmt: skip
+
+
+def compare(session: Session, *, metric: str, task: str, impl: str, num_envs: int, threads: int) -> Compare:
+    benchmark = _metric(metric)
+    rows = []
+    for m in queries.machines(session):
+        newest = reads.newest_run(session, machine_id=m.id)
+        point = None
+        if newest is not None:
+            key = (benchmark, task, impl, num_envs, threads)
+            found = [
+                (newest[0], newest[1], label, c)
+                for _, _, label, c in queries.summaries(session, commit_sha=newest[0], machines=[m.name])
+                if (c.benchmark, c.task, c.impl, c.num_envs, c.threads) == key
+            ]
+            point = next(iter(_points(found)), None)
+        rows.append(CompareRow(machine=m.name, commit=newest[0] if newest else None, point=point))
+    if not any(r.point for r in rows):
+        raise NotFound(f"no machine measured {metric} of {task} {impl} N={num_envs} threads={threads}")
+    return Compare(metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads, machines=rows)

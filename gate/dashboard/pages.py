@@ -1,0 +1,120 @@
+"""The dashboard's pages: Jinja2 templates over ``gate.dashboard.data``, plotly.js served from the installed
+``plotly`` package (no CDN: the pages work offline), and HTML error pages for anything outside ``/api``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import plotly
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from gate.api.deps import ReadSessionDep
+from gate.api.routes import evaluations
+from gate.dashboard import data
+from gate.dashboard.api import found
+
+HERE = Path(__file__).parent
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+DECISIONS = {  # Okabe-Ito colours (safe for colour-blind readers); the word and the symbol are always written too
+    "pass": ("#009E73", "✓"),
+    "fail": ("#D55E00", "✗"),
+    "inconclusive": ("#E69F00", "?"),
+    "error": ("#CC79A7", "!"),
+    "not evaluated": ("#999999", "·"),
+}
+templates = Jinja2Templates(directory=HERE / "templates")
+templates.env.globals["DECISIONS"] = DECISIONS
+router = APIRouter(include_in_schema=False)
+
+
+def _page(request: Request, name: str, **context):
+    return templates.TemplateResponse(request, name, context)
+
+
+@router.get("/")
+def home() -> RedirectResponse:
+    return RedirectResponse("/machines")
+
+
+@router.get("/static/plotly.min.js")
+def plotly_js() -> FileResponse:
+    return FileResponse(PLOTLY_JS, media_type="text/javascript")
+
+
+@router.get("/machines")
+def machines_page(request: Request, session: ReadSessionDep):
+    return _page(request, "machines.html", machines=data.machines(session))
+
+
+@router.get("/machines/{machine}")
+def matrix_page(
+    request: Request,
+    machine: str,
+    session: ReadSessionDep,
+    commit: str | None = None,
+    impl: str = "assembled",
+):
+    m = found(data.matrix, session, machine=machine, commit=commit, impl=impl, baseline="handwritten")
+    tasks = sorted({(c.task, c.num_envs) for c in m.cells})
+    threads = sorted({c.threads for c in m.cells})
+    by = {(c.task, c.num_envs, c.threads): c for c in m.cells}
+    return _page(request, "matrix.html", m=m, rows=tasks, threads=threads, by=by)
+
+
+@router.get("/history/{machine}")
+def history_page(
+    request: Request, machine: str, session: ReadSessionDep, task: str, impl: str, num_envs: int, threads: int,
+    metric: str = "paired", limit: int = data.HISTORY_LIMIT,
+):  # fmt: skip
+    h = found(data.history, session, machine=machine, metric=metric, task=task, impl=impl, num_envs=num_envs,
+               threads=threads, limit=limit)  # fmt: skip
+    return _page(request, "history.html", h=h, query=request.url.query)
+
+
+@router.get("/compare")
+def compare_page(
+    request: Request, session: ReadSessionDep, task: str, impl: str, num_envs: int, threads: int,
+    metric: str = "paired",
+):  # fmt: skip
+    c = found(data.compare, session, metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads)
+    return _page(request, "compare.html", c=c, query=request.url.query)
+
+
+@router.get("/pr/{base}/{head}")
+def pr_page(request: Request, base: str, head: str, session: ReadSessionDep):
+    return _page(request, "pr.html", e=evaluations.verdict(base, head, request, session))  # the API's answer
+
+
+def install(app: FastAPI) -> None:
+    """Mount the pages, the static files and the HTML error pages on ``app``."""
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    def _html(request: Request) -> bool:
+        return not request.url.path.startswith("/api/") and request.url.path not in ("/openapi.json",)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        if _html(request):
+            return templates.TemplateResponse(
+                request,
+                "error.html",
+                {"status": exc.status_code, "detail": exc.detail},
+                status_code=exc.status_code,
+            )
+        return await http_exception_handler(request, exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError):
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        if _html(request):
+            return templates.TemplateResponse(
+                request, "error.html", {"status": 400, "detail": f"bad request: {problems}"}, status_code=400
+            )
+        return await request_validation_exception_handler(request, exc)

@@ -1,0 +1,52 @@
+// Charts of the dashboard. Each reads the JSON endpoint its page names, so a chart shows what the API returns.
+"use strict";
+
+async function fetchJSON(url) {
+  const response = await fetch(url, { headers: { Accept: "application/json" } });
+  if (!response.ok) throw new Error(`${url}: ${response.status}`);
+  return response.json();
+}
+
+const LAYOUT = { margin: { l: 70, r: 20, t: 20, b: 70 }, hovermode: "closest" };
+const CONFIG = { displaylogo: false, responsive: true };
+
+async function historyChart(element, url) {
+  const h = await fetchJSON(url);
+  const x = h.points.map((p, i) => i);
+  const commits = h.points.map((p) => p.commit.slice(0, 8));
+  const trace = {
+    x, y: h.points.map((p) => p.value), mode: "lines+markers", name: h.metric,
+    text: h.points.map((p) => `${p.commit.slice(0, 12)}<br>[${p.low.toPrecision(4)}, ${p.high.toPrecision(4)}]`),
+    hovertemplate: "%{y:.4g}<br>%{text}<extra></extra>",
+    error_y: { type: "data", symmetric: false,
+      array: h.points.map((p) => p.high - p.value), arrayminus: h.points.map((p) => p.value - p.low) },
+    marker: { color: "#0072B2" }, line: { color: "#0072B2" },
+  };
+  const shapes = h.change_points.map((c) => ({
+    type: "line", x0: c.index - 0.5, x1: c.index - 0.5, yref: "paper", y0: 0, y1: 1,
+    line: { color: "#D55E00", width: 2, dash: "dash" },
+  }));
+  const annotations = h.change_points.map((c) => ({
+    x: c.index - 0.5, yref: "paper", y: 1, yanchor: "bottom", showarrow: false,
+    text: `${c.change > 0 ? "+" : ""}${(c.change * 100).toFixed(1)}% at ${c.commit.slice(0, 8)}`, font: { color: "#D55E00" },
+  }));
+  const layout = { ...LAYOUT, shapes, annotations,
+    xaxis: { tickmode: "array", tickvals: x, ticktext: commits, tickangle: -60, nticks: 30, title: "commit (oldest first)" },
+    yaxis: { title: h.metric === "paired" ? `${h.impl} / handwritten` : "seconds per call" } };
+  await Plotly.newPlot(element, [trace], layout, CONFIG);
+  element.dataset.ready = "1";
+}
+
+async function compareChart(element, url) {
+  const c = await fetchJSON(url);
+  const rows = c.machines.filter((r) => r.point);
+  const trace = {
+    type: "bar", x: rows.map((r) => r.machine), y: rows.map((r) => r.point.value), marker: { color: "#0072B2" },
+    error_y: { type: "data", symmetric: false,
+      array: rows.map((r) => r.point.high - r.point.value), arrayminus: rows.map((r) => r.point.value - r.point.low) },
+    hovertemplate: "%{x}: %{y:.4g}<extra></extra>",
+  };
+  const layout = { ...LAYOUT, yaxis: { title: c.metric === "paired" ? `${c.impl} / handwritten` : "seconds per call" } };
+  await Plotly.newPlot(element, [trace], layout, CONFIG);
+  element.dataset.ready = "1";
+}

@@ -1,0 +1,80 @@
+"""The dashboard's JSON endpoints on SQLite and PostgreSQL: the numbers the pages and charts show."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from gate.api.app import create_app
+from gate.api.background import serving
+from tests.gate.dashboard import history
+
+CELL = {"metric": "paired", "task": "g1_walk", "impl": "assembled", "num_envs": 4096, "threads": 2}
+
+
+@pytest.fixture
+def site(store_url, tmp_path):
+    filled = history.fill(store_url, tmp_path)
+    with (
+        serving(create_app(database_url=store_url, repo=filled["repo"])) as base,
+        httpx.Client(base_url=base, timeout=60) as client,
+    ):
+        yield client, filled["shas"]
+
+
+def test_dashboard_endpoints_and_their_404s(site):
+    client, shas = site
+    machines = client.get("/api/dashboard/machines").json()
+    assert [m["name"] for m in machines] == ["runner-1", "runner-2"]
+    assert all(m["last_commit"] == shas[-1] and m["placements"] for m in machines)
+
+    matrix = client.get("/api/dashboard/matrix/runner-1").json()
+    assert matrix["commit"] == shas[-1] and matrix["evaluation_id"] is not None
+    assert len(matrix["cells"]) == 8  # 2 tasks x 2 scales x 2 thread counts
+    [failed] = [c for c in matrix["cells"] if c["decision"] == "fail"]
+    assert {k: failed[k] for k in ("task", "num_envs", "threads")} == {
+        "task": "g1_walk",
+        "num_envs": 4096,
+        "threads": 2,
+    }
+    verdict = client.get(f"/api/verdicts/{shas[-2]}/{shas[-1]}").json()
+    same = next(c for c in verdict["comparisons"] if c["kind"] == "impl_vs_baseline" and c["task"] == "g1_walk"
+                and c["num_envs"] == 4096 and c["threads"] == 2 and c["machine"] == "runner-1")  # fmt: skip
+    assert (failed["ratio"], failed["low"], failed["high"]) == (same["ratio"], same["low"], same["high"])
+
+    h = client.get("/api/dashboard/history/runner-1", params=CELL).json()
+    assert [p["commit"] for p in h["points"]] == shas and h["total"] == len(shas)
+    [step] = h["change_points"]
+    assert step["commit"] == shas[history.STEP_AT] and step["index"] == history.STEP_AT
+    assert 0.25 < step["change"] < 0.35
+    flat = client.get("/api/dashboard/history/runner-2", params=CELL).json()
+    assert flat["change_points"] == []
+    newest = client.get("/api/dashboard/history/runner-1", params=CELL | {"limit": 3}).json()
+    assert [p["commit"] for p in newest["points"]] == shas[-3:]
+
+    compare = client.get("/api/dashboard/compare", params=CELL).json()
+    by = {r["machine"]: r["point"]["value"] for r in compare["machines"]}
+    assert by["runner-1"] > 1.2 > 1.05 > by["runner-2"]
+    _unknown_things_are_404_with_what(client)  # one filled store per backend: the checks share it
+    _the_endpoints_are_in_openapi(client)
+
+
+NOT_FOUND = [
+    ("/api/dashboard/matrix/nope", {}, "no machine named 'nope'"),
+    ("/api/dashboard/history/runner-1", CELL | {"task": "g1_run"}, "no paired results for g1_run"),
+    ("/api/dashboard/history/runner-1", CELL | {"limit": 1}, "limit must be in 2..1000"),
+    ("/api/dashboard/compare", CELL | {"num_envs": 7}, "no machine measured paired"),
+]
+
+
+def _unknown_things_are_404_with_what(client):
+    for path, params, says in NOT_FOUND:
+        r = client.get(path, params=params)
+        assert r.status_code == 404 and says in r.json()["detail"], (path, params, r.text)
+
+
+def _the_endpoints_are_in_openapi(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/api/dashboard/machines", "/api/dashboard/matrix/{machine}", "/api/dashboard/history/{machine}",
+            "/api/dashboard/compare", "/api/verdicts/{base}/{head}"} <= set(paths)  # fmt: skip
+    assert "/machines" not in paths  # pages are not API
