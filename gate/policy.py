@@ -192,3 +192,20 @@ def fetch_missing(repo: Path, shas: list[str], *, timeout: float = 120.0) -> lis
 def edits_policy(repo: Path, base_sha: str, head_sha: str) -> bool:
     """True when head's policy file differs from base's (the PR edits the rules that judge it)."""
     return _git(repo, "diff", "--quiet", base_sha, head_sha, "--", POLICY_FILE).returncode == 1
+
+
+_MAINLINES: dict[tuple[str, str], list[str]] = {}
+
+
+def mainline(repo: Path, branch: str) -> list[str]:
+    """The first-parent history of ``branch``, oldest first; empty when the repository has no such branch.
+    Cached by the branch's tip, so it is read again only when the branch moves."""
+    tip = _git(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}").stdout.strip()
+    if not tip:
+        return []
+    key = (str(repo), tip)
+    if key not in _MAINLINES:
+        done = _git(repo, "rev-list", "--first-parent", "--reverse", tip)
+        _MAINLINES.clear()  # one branch tip at a time is all a service needs
+        _MAINLINES[key] = done.stdout.split() if done.returncode == 0 else []
+    return _MAINLINES[key]

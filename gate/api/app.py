@@ -73,6 +73,7 @@ def create_app(
     )
     app.state.database_url = url
     app.state.repo = repo
+    app.state.main_branch = settings.main_branch
     app.state.bot = bot
     app.state.webhook_secret = (
         settings.github_webhook_secret.get_secret_value() if settings.github_webhook_secret else ""

@@ -22,6 +22,7 @@ class Settings(BaseSettings):
         "."
     )  # a clone of the project: the gate reads the policy from the base commit through git
     public_url: str = "http://127.0.0.1:8000"  # how GitHub users reach this service (links in statuses)
+    main_branch: str = "main"  # the dashboard's histories follow this branch's first parents
 
     # The PR bot (gate.bot). It runs when the webhook secret and one kind of GitHub auth are set.
     github_webhook_secret: SecretStr | None = None

@@ -1,14 +1,35 @@
-"""The dashboard's JSON endpoints: every chart and table on its pages is one of these responses."""
+"""The dashboard's JSON endpoints: every chart and table on its pages is one of these responses (the pages call
+these functions, so a page and its endpoint cannot disagree)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Query, status
+from dataclasses import asdict, dataclass
+from typing import Annotated, Literal
 
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+
+from gate import policy
 from gate.api.deps import ReadSessionDep
 from gate.api.schemas import Problem
 from gate.dashboard import data
 
 router = APIRouter(prefix="/api/dashboard", tags=["dashboard"], responses={404: {"model": Problem}})
+
+
+@dataclass
+class Cell:
+    """One benchmark cell: the query parameters of the history and compare endpoints."""
+
+    task: str
+    impl: str
+    num_envs: int
+    threads: int
+    metric: Literal["paired", "time"] = "paired"  # paired: ratio to the hand-written kernel; time: seconds
+
+
+CellDep = Annotated[Cell, Depends()]
+Limit = Annotated[int, Query(ge=2, le=data.HISTORY_MAX, description="the newest commits shown")]
+PlacementQ = Annotated[str | None, Query(description="a placement label; default: the newest run's")]
 
 
 def found(build, *args, **kwargs):
@@ -29,42 +50,37 @@ def machines(session: ReadSessionDep) -> list[data.MachineRow]:
 def matrix(
     machine: str,
     session: ReadSessionDep,
-    commit: str | None = Query(default=None, description="a full SHA; default: the machine's newest run"),
+    commit: Annotated[str | None, Query(description="a full SHA; default: the machine's newest run")] = None,
     impl: str = "assembled",
     baseline: str = "handwritten",
+    placement: PlacementQ = None,
+    base: Annotated[
+        str | None, Query(description="decisions from this base's evaluation; default: newest")
+    ] = None,
 ) -> data.Matrix:
     """The machine's task x num_envs x threads cells: impl / baseline ratio, interval and decision."""
-    return found(data.matrix, session, machine=machine, commit=commit, impl=impl, baseline=baseline)
+    return found(data.matrix, session, machine=machine, commit=commit, impl=impl, baseline=baseline,
+                 placement=placement, base=base)  # fmt: skip
 
 
 @router.get("/history/{machine}")
 def history(
     machine: str,
+    request: Request,
     session: ReadSessionDep,
-    task: str,
-    impl: str,
-    num_envs: int,
-    threads: int,
-    metric: str = Query(default="paired", description="paired (ratio to hand-written) or time (seconds)"),
-    limit: int = Query(default=data.HISTORY_LIMIT, description=f"newest commits, 2..{data.HISTORY_MAX}"),
+    cell: CellDep,
+    limit: Limit = data.HISTORY_LIMIT,
+    placement: PlacementQ = None,
 ) -> data.History:
     """One cell along main on one machine: per-commit estimate with its interval, and the detected steps."""
+    branch = request.app.state.main_branch
     return found(
-        data.history, session, machine=machine, metric=metric, task=task, impl=impl, num_envs=num_envs,
-        threads=threads, limit=limit,
+        data.history, session, machine=machine, **asdict(cell), limit=limit, placement=placement,
+        mainline=policy.mainline(request.app.state.repo, branch), branch=branch,
     )  # fmt: skip
 
 
 @router.get("/compare")
-def compare(
-    session: ReadSessionDep,
-    task: str,
-    impl: str,
-    num_envs: int,
-    threads: int,
-    metric: str = "paired",
-) -> data.Compare:
-    """One cell on every machine, at each machine's newest commit."""
-    return found(
-        data.compare, session, metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads
-    )
+def compare(session: ReadSessionDep, cell: CellDep) -> data.Compare:
+    """One cell on every machine, at each machine's newest commit and placement."""
+    return found(data.compare, session, **asdict(cell))

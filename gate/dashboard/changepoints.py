@@ -92,13 +92,15 @@ METHODS: dict[str, Callable[[np.ndarray, float], list[int]]] = {
 CHOSEN = "asv Potts exact (l1)"
 
 
-def detect(values: Sequence[float]) -> list[Step]:
-    """Steps in a positive series (times or ratios), oldest first."""
+def detect(values: Sequence[float], *, min_sigma: float = 0.0) -> list[Step]:
+    """Steps in a positive series (times or ratios), oldest first. ``min_sigma`` floors the noise estimate (log
+    units), e.g. with the points' own standard errors, so a series that happens to be smooth does not make every
+    wiggle a step."""
     v = np.asarray(values, dtype=float)
     if v.size < 4 or not np.all(np.isfinite(v)) or np.any(v <= 0):
         return []
     logs = np.log(v)
-    breaks = METHODS[CHOSEN](logs, _sigma(logs))
+    breaks = METHODS[CHOSEN](logs, max(_sigma(logs), min_sigma))
     edges = [0, *breaks, len(v)]
     steps = []
     for i, index in enumerate(breaks):

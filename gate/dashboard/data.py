@@ -7,16 +7,20 @@ from the stored evaluations: the dashboard computes no verdict of its own.
 
 from __future__ import annotations
 
-from datetime import datetime
+import math
+from datetime import UTC, datetime
 
+import numpy as np
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from gate import stats
 from gate.dashboard import changepoints
+from gate.evaluate import is_stale
 from gate.ingest.bundle import PAIRED, TIME
 from gate.store import dashboard as reads
 from gate.store import queries
+from gate.store.models import utc
 
 METRICS = {"paired": PAIRED, "time": TIME}
 
@@ -58,9 +62,13 @@ class MatrixCell(BaseModel):
 class Matrix(BaseModel):
     machine: str
     commit: str
+    placement: str = Field(description="the placement shown: the newest run's unless asked for")
+    placements: list[str] = Field(description="every placement measured on this commit")
     impl: str
     baseline: str
     evaluation_id: int | None = Field(description="the evaluation the decisions come from")
+    evaluation_base: str | None = Field(description="its base commit (its policy was read from there)")
+    stale: bool = Field(description="results arrived after that evaluation: its decisions may be out of date")
     cells: list[MatrixCell]
 
 
@@ -84,6 +92,11 @@ class ChangePoint(BaseModel):
 
 class History(BaseModel):
     machine: str
+    along: str = Field(
+        description="which commits, in which order: the main branch's first parents when known"
+    )
+    placement: str
+    placements: list[str] = Field(description="every placement this cell was measured under on this machine")
     total: int = Field(description="commits with this cell; points holds the newest `limit` of them")
     metric: str = Field(description="paired (impl / hand-written ratio) or time (seconds per call)")
     task: str
@@ -98,6 +111,7 @@ class History(BaseModel):
 class CompareRow(BaseModel):
     machine: str
     commit: str | None
+    placement: str | None
     point: Point | None = Field(
         description="the cell at the machine's newest commit; null if not measured there"
     )
@@ -122,8 +136,8 @@ def machines(session: Session) -> list[MachineRow]:
                 fingerprint=m.fingerprint,
                 placements=entry["placements"],
                 last_commit=last[0] if last else None,
-                last_run=last[1] if last else None,
-                last_upload=last[2] if last else None,
+                last_run=_utc(last[1]) if last else None,
+                last_upload=_utc(last[2]) if last else None,
                 calibrations=[
                     CalibrationOut(
                         design=c.design,
@@ -137,6 +151,11 @@ def machines(session: Session) -> list[MachineRow]:
             )
         )
     return rows
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """Every time the dashboard shows is UTC, whatever the store's session time zone."""
+    return None if moment is None else utc(moment).astimezone(UTC)
 
 
 def _machine(session: Session, name: str):
@@ -157,24 +176,53 @@ def _level(c) -> tuple[float, float, float]:
     return e.ratio, e.low, e.high
 
 
-def matrix(session: Session, *, machine: str, commit: str | None, impl: str, baseline: str) -> Matrix:
+def matrix(
+    session: Session,
+    *,
+    machine: str,
+    commit: str | None,
+    impl: str,
+    baseline: str,
+    placement: str | None = None,
+    base: str | None = None,
+) -> Matrix:
     m = _machine(session, machine)
+    newest = reads.newest_run(session, machine_id=m.id)
+    if newest is None:
+        raise NotFound(f"machine {machine!r} has no runs")
     if commit is None:
-        newest = reads.newest_run(session, machine_id=m.id)
-        if newest is None:
-            raise NotFound(f"machine {machine!r} has no runs")
         commit = newest[0]
     elif not reads.commit_measured(session, machine_id=m.id, sha=commit):
         raise NotFound(f"machine {machine!r} has no results for commit {commit!r}")
-    evaluation = reads.head_evaluation(session, head_sha=commit)
+    summaries = [
+        (label, c)
+        for _, _, label, c in queries.summaries(session, commit_sha=commit, machines=[machine])
+        if c.benchmark == PAIRED and c.impl == impl
+    ]
+    placements = sorted({label for label, _ in summaries})
+    if placement is None:
+        placement = newest[3] if newest[3] in placements or not placements else placements[0]
+    elif placement not in placements:
+        raise NotFound(
+            f"{machine!r} measured {impl} at {commit[:12]} under {placements or 'no placement'}, not {placement!r}"
+        )
+    evaluation = reads.head_evaluation(session, head_sha=commit, base_sha=base)
+    if base is not None and evaluation is None:
+        raise NotFound(f"no evaluation of base {base[:12]} -> head {commit[:12]}")
     decided = {}
     if evaluation is not None:
         for c in evaluation.comparisons:
-            if (c.machine, c.kind, c.impl, c.baseline) == (machine, "impl_vs_baseline", impl, baseline):
+            if (c.machine, c.kind, c.impl, c.baseline, c.detail) == (
+                machine,
+                "impl_vs_baseline",
+                impl,
+                baseline,
+                placement,
+            ):
                 decided[(c.task, c.num_envs, c.threads)] = c
     cells = []
-    for _, _, _, c in queries.summaries(session, commit_sha=commit, machines=[machine]):
-        if c.benchmark != PAIRED or c.impl != impl:
+    for label, c in summaries:
+        if label != placement:
             continue
         row = decided.get((c.task, c.num_envs, c.threads))
         if row is not None:
@@ -194,8 +242,10 @@ def matrix(session: Session, *, machine: str, commit: str | None, impl: str, bas
         )  # fmt: skip
     cells.sort(key=lambda x: (x.task, x.num_envs, x.threads))
     return Matrix(
-        machine=machine, commit=commit, impl=impl, baseline=baseline,
-        evaluation_id=evaluation.id if evaluation is not None else None, cells=cells,
+        machine=machine, commit=commit, placement=placement, placements=placements, impl=impl, baseline=baseline,
+        evaluation_id=evaluation.id if evaluation is not None else None,
+        evaluation_base=evaluation.base_sha if evaluation is not None else None,
+        stale=evaluation is not None and is_stale(session, evaluation), cells=cells,
     )  # fmt: skip
 
 
@@ -206,7 +256,9 @@ def _points(rows) -> list[Point]:
             continue
         value, low, high = _level(c)
         points.append(
-            Point(commit=sha, date=date, value=value, low=low, high=high, groups=c.groups, placement=label)
+            Point(
+                commit=sha, date=_utc(date), value=value, low=low, high=high, groups=c.groups, placement=label
+            )
         )
     return points
 
@@ -231,19 +283,37 @@ def history(
     num_envs: int,
     threads: int,
     limit: int = HISTORY_LIMIT,
+    placement: str | None = None,
+    mainline: list[str] | None = None,
+    branch: str = "main",
 ) -> History:
+    """The cell along ``mainline`` (the branch's first parents, oldest first) when any of its commits is on it;
+    else along every measured commit by the commit date asv recorded. One placement: ``placement``, or the
+    newest point's."""
     m = _machine(session, machine)
     rows = reads.history(session, machine_id=m.id, benchmark=_metric(metric), task=task, impl=impl,
                          num_envs=num_envs, threads=threads)  # fmt: skip
     if not rows:
         raise NotFound(f"no {metric} results for {task} {impl} N={num_envs} threads={threads} on {machine!r}")
-    if not 2 <= limit <= HISTORY_MAX:
-        raise NotFound(f"limit must be in 2..{HISTORY_MAX}, got {limit}")
+    position = {sha: i for i, sha in enumerate(mainline or [])}
+    on_main = [r for r in rows if r[0] in position]
+    if on_main:
+        rows, along = sorted(on_main, key=lambda r: position[r[0]]), f"{branch}, first parents (git)"
+    else:
+        along = f"every measured commit by commit date (none is on {branch} in the service's repository)"
+    placements = sorted({r[2] for r in rows})
+    placement = placement or rows[-1][2]
+    if placement not in placements:
+        raise NotFound(f"this cell was measured under {placements} on {machine!r}, not {placement!r}")
+    rows = [r for r in rows if r[2] == placement]
     points = _points([r for r in rows if r[3].status == "ok"][-limit:])
-    steps = changepoints.detect([p.value for p in points])
+    point_se = [math.log(p.high / p.low) / 3.92 for p in points if p.high > p.low]
+    steps = changepoints.detect(
+        [p.value for p in points], min_sigma=float(np.median(point_se)) if point_se else 0.0
+    )
     return History(
-        machine=machine, metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads, points=points,
-        total=len(rows),
+        machine=machine, along=along, placement=placement, placements=placements, metric=metric, task=task,
+        impl=impl, num_envs=num_envs, threads=threads, points=points, total=len(rows),
         change_points=[
             ChangePoint(index=s.index, commit=points[s.index].commit, before=s.before, after=s.after, change=s.change)
             for s in steps
@@ -259,14 +329,17 @@ def compare(session: Session, *, metric: str, task: str, impl: str, num_envs: in
         newest = reads.newest_run(session, machine_id=m.id)
         point = None
         if newest is not None:
-            key = (benchmark, task, impl, num_envs, threads)
+            key = (benchmark, task, impl, num_envs, threads, newest[3])  # the newest run's placement
             found = [
                 (newest[0], newest[1], label, c)
                 for _, _, label, c in queries.summaries(session, commit_sha=newest[0], machines=[m.name])
-                if (c.benchmark, c.task, c.impl, c.num_envs, c.threads) == key
+                if (c.benchmark, c.task, c.impl, c.num_envs, c.threads, label) == key
             ]
             point = next(iter(_points(found)), None)
-        rows.append(CompareRow(machine=m.name, commit=newest[0] if newest else None, point=point))
+        rows.append(
+            CompareRow(machine=m.name, commit=newest[0] if newest else None, placement=newest[3] if newest else None,
+                       point=point)
+        )  # fmt: skip
     if not any(r.point for r in rows):
         raise NotFound(f"no machine measured {metric} of {task} {impl} N={num_envs} threads={threads}")
     return Compare(metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads, machines=rows)

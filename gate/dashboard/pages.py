@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 import plotly
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request, status
 from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, RedirectResponse
@@ -16,8 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gate.api.deps import ReadSessionDep
 from gate.api.routes import evaluations
-from gate.dashboard import data
-from gate.dashboard.api import found
+from gate.dashboard import api, data
 
 HERE = Path(__file__).parent
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -30,6 +30,7 @@ DECISIONS = {  # Okabe-Ito colours (safe for colour-blind readers); the word and
 }
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["DECISIONS"] = DECISIONS
+templates.env.filters["seg"] = lambda text: quote(str(text), safe="")  # a URL path segment
 router = APIRouter(include_in_schema=False)
 
 
@@ -59,36 +60,43 @@ def matrix_page(
     session: ReadSessionDep,
     commit: str | None = None,
     impl: str = "assembled",
+    placement: api.PlacementQ = None,
+    base: str | None = None,
 ):
-    m = found(data.matrix, session, machine=machine, commit=commit, impl=impl, baseline="handwritten")
-    tasks = sorted({(c.task, c.num_envs) for c in m.cells})
+    m = api.matrix(machine, session, commit=commit, impl=impl, placement=placement, base=base)
+    rows = sorted({(c.task, c.num_envs) for c in m.cells})
     threads = sorted({c.threads for c in m.cells})
     by = {(c.task, c.num_envs, c.threads): c for c in m.cells}
-    return _page(request, "matrix.html", m=m, rows=tasks, threads=threads, by=by)
+    return _page(request, "matrix.html", m=m, rows=rows, threads=threads, by=by)
 
 
 @router.get("/history/{machine}")
 def history_page(
-    request: Request, machine: str, session: ReadSessionDep, task: str, impl: str, num_envs: int, threads: int,
-    metric: str = "paired", limit: int = data.HISTORY_LIMIT,
-):  # fmt: skip
-    h = found(data.history, session, machine=machine, metric=metric, task=task, impl=impl, num_envs=num_envs,
-               threads=threads, limit=limit)  # fmt: skip
+    request: Request,
+    machine: str,
+    session: ReadSessionDep,
+    cell: api.CellDep,
+    limit: api.Limit = data.HISTORY_LIMIT,
+    placement: api.PlacementQ = None,
+):
+    h = api.history(machine, request, session, cell, limit=limit, placement=placement)
     return _page(request, "history.html", h=h, query=request.url.query)
 
 
 @router.get("/compare")
-def compare_page(
-    request: Request, session: ReadSessionDep, task: str, impl: str, num_envs: int, threads: int,
-    metric: str = "paired",
-):  # fmt: skip
-    c = found(data.compare, session, metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads)
-    return _page(request, "compare.html", c=c, query=request.url.query)
+def compare_page(request: Request, session: ReadSessionDep, cell: api.CellDep):
+    return _page(request, "compare.html", c=api.compare(session, cell), query=request.url.query)
 
 
 @router.get("/pr/{base}/{head}")
 def pr_page(request: Request, base: str, head: str, session: ReadSessionDep):
-    return _page(request, "pr.html", e=evaluations.verdict(base, head, request, session))  # the API's answer
+    try:
+        e = evaluations.verdict(base, head, request, session)  # the API's answer
+    except HTTPException as exc:
+        if exc.status_code != status.HTTP_422_UNPROCESSABLE_CONTENT:
+            raise
+        raise HTTPException(status.HTTP_404_NOT_FOUND, exc.detail) from None  # a ref that names no commit
+    return _page(request, "pr.html", e=e)
 
 
 def install(app: FastAPI) -> None:

@@ -41,11 +41,13 @@ def overview(session: Session) -> list[dict]:
     return out
 
 
-def newest_run(session: Session, *, machine_id: int) -> tuple[str, datetime, datetime] | None:
-    """(commit sha, started_at, uploaded_at) of the machine's newest run (by the commit's date asv recorded)."""
+def newest_run(session: Session, *, machine_id: int) -> tuple[str, datetime, datetime, str] | None:
+    """(commit sha, started_at, uploaded_at, placement label) of the machine's newest run (by the commit's date
+    asv recorded)."""
     row = session.execute(
-        select(Commit.sha, Run.started_at, Run.uploaded_at)
+        select(Commit.sha, Run.started_at, Run.uploaded_at, Placement.label)
         .join(Commit, Run.commit_id == Commit.id)
+        .join(Placement, Run.placement_id == Placement.id)
         .where(Run.machine_id == machine_id)
         .order_by(Run.started_at.desc(), Run.id.desc())
         .limit(1)
@@ -65,15 +67,16 @@ def commit_measured(session: Session, *, machine_id: int, sha: str) -> bool:
     )
 
 
-def head_evaluation(session: Session, *, head_sha: str) -> Evaluation | None:
-    """The newest stored evaluation whose head is ``head_sha`` (any base)."""
+def head_evaluation(session: Session, *, head_sha: str, base_sha: str | None = None) -> Evaluation | None:
+    """The newest stored evaluation whose head is ``head_sha``: of ``base_sha`` when given, else of any base."""
+    query = (
+        select(Evaluation).join(Commit, Evaluation.head_commit_id == Commit.id).where(Commit.sha == head_sha)
+    )
+    if base_sha is not None:
+        base_id = select(Commit.id).where(Commit.sha == base_sha).scalar_subquery()
+        query = query.where(Evaluation.base_commit_id == base_id)
     return session.scalar(
-        select(Evaluation)
-        .join(Commit, Evaluation.head_commit_id == Commit.id)
-        .where(Commit.sha == head_sha)
-        .order_by(Evaluation.id.desc())
-        .limit(1)
-        .options(selectinload(Evaluation.comparisons))
+        query.order_by(Evaluation.id.desc()).limit(1).options(selectinload(Evaluation.comparisons))
     )
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import datetime
+from urllib.parse import quote
+
 import httpx
 import pytest
 
 from gate.api.app import create_app
 from gate.api.background import serving
+from tests.gate import gitrepo
 from tests.gate.dashboard import history
+from tests.gate.test_evaluate import _measure
+from tests.gate.test_ingest import _ingest
 
 CELL = {"metric": "paired", "task": "g1_walk", "impl": "assembled", "num_envs": 4096, "threads": 2}
 
@@ -59,10 +65,30 @@ def test_dashboard_endpoints_and_their_404s(site):
     _the_endpoints_are_in_openapi(client)
 
 
+def test_histories_follow_main_and_names_are_links(site, store_url, tmp_path):
+    """A PR commit (not on main) measured on runner-1 stays out of the history, and a machine whose name needs
+    URL encoding gets working links."""
+    client, shas = site
+    repo = tmp_path / "repo"
+    gitrepo.git(repo, "checkout", "-q", "-b", "pr")
+    pr = gitrepo.commit(repo, message="a PR commit")
+    gitrepo.git(repo, "checkout", "-q", "main")
+    _ingest(store_url, _measure(tmp_path / "pr", pr, paired_effect=lambda c: 2.0, seed=99,
+                                date=history.START + datetime.timedelta(days=30)))  # fmt: skip
+    h = client.get("/api/dashboard/history/runner-1", params=CELL).json()
+    assert [p["commit"] for p in h["points"]] == shas and h["along"].startswith("main, first parents")
+    name = "lab a&b #1"
+    _ingest(store_url, _measure(tmp_path / "odd", shas[-1], machine=name, seed=7))
+    page = client.get("/machines").text
+    link = f"/machines/{quote(name, safe='')}"
+    assert f'href="{link}"' in page
+    matrix = client.get(link)
+    assert matrix.status_code == 200 and "/history/lab%20a%26b%20%231?" in matrix.text
+
+
 NOT_FOUND = [
     ("/api/dashboard/matrix/nope", {}, "no machine named 'nope'"),
     ("/api/dashboard/history/runner-1", CELL | {"task": "g1_run"}, "no paired results for g1_run"),
-    ("/api/dashboard/history/runner-1", CELL | {"limit": 1}, "limit must be in 2..1000"),
     ("/api/dashboard/compare", CELL | {"num_envs": 7}, "no machine measured paired"),
 ]
 
@@ -71,6 +97,9 @@ def _unknown_things_are_404_with_what(client):
     for path, params, says in NOT_FOUND:
         r = client.get(path, params=params)
         assert r.status_code == 404 and says in r.json()["detail"], (path, params, r.text)
+    for bad in ({"limit": 1}, {"metric": "speed"}):  # invalid parameters: FastAPI's 422 with the field
+        r = client.get("/api/dashboard/history/runner-1", params=CELL | bad)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == next(iter(bad))
 
 
 def _the_endpoints_are_in_openapi(client):

@@ -138,11 +138,9 @@ def test_the_pr_page_shows_the_verdict_the_api_returns(site, page):
             "/history/runner-1?metric=paired&task=g1_run&impl=assembled&num_envs=4096&threads=2",
             "no paired results",
         ),
-        (
-            "/history/runner-1?metric=speed&task=g1_walk&impl=assembled&num_envs=4096&threads=2",
-            "no metric 'speed'",
-        ),
         ("/pr/" + "a" * 40 + "/" + "b" * 40, "no evaluation of base aaaaaaaaaaaa"),
+        ("/pr/no-such-branch/HEAD", "cannot resolve 'no-such-branch'"),
+        ("/machines/runner-1?placement=nowhere", "not 'nowhere'"),
         ("/no/such/page", "Not Found"),
     ],
 )
@@ -152,3 +150,18 @@ def test_unknown_things_get_a_404_page_that_says_what(site, page, path, says):
     assert response.status == 404
     assert says in page.locator("#error-detail").inner_text()
     assert "Traceback" not in page.content()
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/history/runner-1?metric=speed&task=g1_walk&impl=assembled&num_envs=4096&threads=2", "metric"),
+        ("/history/runner-1?task=g1_walk", "impl: Field required"),
+        ("/history/runner-1?" + CELL + "&limit=1", "limit"),
+    ],
+)
+def test_bad_query_parameters_get_a_400_page_naming_them(site, page, path, says):
+    base, _, _ = site
+    response = page.goto(base + path)
+    assert response.status == 400
+    assert says in page.locator("#error-detail").inner_text()
