@@ -15,6 +15,9 @@ from gate.store import db
 from gate.store.models import Base
 
 POSTGRES_URL = os.environ.get("FUSEGATE_TEST_POSTGRES_URL")
+if POSTGRES_URL and "options=" not in POSTGRES_URL:
+    # Sessions in a time zone other than UTC: every time the gate stores, compares or shows must not depend on it.
+    POSTGRES_URL += ("&" if "?" in POSTGRES_URL else "?") + "options=-c%20timezone%3DAsia%2FTokyo"
 
 
 @pytest.fixture(scope="session")

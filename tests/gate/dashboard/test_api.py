@@ -33,6 +33,13 @@ def test_dashboard_endpoints_and_their_404s(site):
     machines = client.get("/api/dashboard/machines").json()
     assert [m["name"] for m in machines] == ["runner-1", "runner-2"]
     assert all(m["last_commit"] == shas[-1] and m["placements"] for m in machines)
+    newest = history.START + datetime.timedelta(
+        hours=history.COMMITS - 1
+    )  # shown in UTC, whatever the store's zone
+    assert {datetime.datetime.fromisoformat(m["last_run"].replace("Z", "+00:00")) for m in machines} == {
+        newest
+    }
+    assert all(m["last_run"].endswith(("Z", "+00:00")) for m in machines)
 
     matrix = client.get("/api/dashboard/matrix/runner-1").json()
     assert matrix["commit"] == shas[-1] and matrix["evaluation_id"] is not None
