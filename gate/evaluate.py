@@ -54,7 +54,8 @@ class Outcome:
     policy: dict = field(default_factory=dict)
 
 
-def _summary(c: CellSummary) -> stats.Summary:
+def summary_of(c: CellSummary) -> stats.Summary:
+    """The statistics' view of a stored cell summary (a row of ``cell_summary``)."""
     return stats.Summary(
         center=c.center,
         se=c.se,
@@ -315,7 +316,7 @@ def _impl_vs_baseline(machine, placement, cells, policy, compare) -> list[dict]:
             elif not problem:
                 rows.append(
                     _estimate_row(
-                        stats.paired_estimate(_summary(c), margin=policy.margin_for(task, n)), **where
+                        stats.paired_estimate(summary_of(c), margin=policy.margin_for(task, n)), **where
                     )
                 )
     return rows
@@ -360,12 +361,12 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
             detail = f"{impl} at {b.threads} threads vs {policy.baseline} at {a.threads} [{placement}]"
             paired = cells.get((PAIRED, task, impl, n, a.threads))
             if a.threads == b.threads and paired is not None and paired.status == "ok":
-                estimate = stats.paired_estimate(_summary(paired), margin=margin)
+                estimate = stats.paired_estimate(summary_of(paired), margin=margin)
                 rows.append(_estimate_row(estimate, **where, threads=a.threads, detail=detail))
             else:
                 fail_margin, note = floors.fail_margin(machine, max(a.threads, b.threads), margin)
                 estimate = stats.unpaired_estimate(
-                    _summary(a), _summary(b), margin=margin, fail_margin=fail_margin
+                    summary_of(a), summary_of(b), margin=margin, fail_margin=fail_margin
                 )
                 rows.append(_estimate_row(estimate, **where, threads=b.threads, detail=detail, reason=note))
     return rows
@@ -403,7 +404,9 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
                 _row(**where, margin=margin, decision=Decision.ERROR, reason=f"base {base_sha[:12]}: {state}")
             )
             continue
-        estimate = stats.unpaired_estimate(_summary(a), _summary(c), margin=margin, fail_margin=fail_margin)
+        estimate = stats.unpaired_estimate(
+            summary_of(a), summary_of(c), margin=margin, fail_margin=fail_margin
+        )
         rows.append(_estimate_row(estimate, **where, reason=note))
     for key, a in sorted(base.items()):
         benchmark, task, impl, n, t = key
@@ -443,7 +446,7 @@ def calibrate(session: Session, *, base_sha: str, head_sha: str) -> dict[tuple[s
     for m, p, _, c in queries.summaries(session, commit_sha=head_sha):
         a = base.get((m, p, c.task, c.impl, c.num_envs, c.threads))
         if c.benchmark == TIME and c.status == "ok" and a is not None:
-            by[(m, c.threads)].append(stats.unpaired_estimate(_summary(a), _summary(c), margin=0.0))
+            by[(m, c.threads)].append(stats.unpaired_estimate(summary_of(a), summary_of(c), margin=0.0))
     if not by:
         raise ValueError(
             f"no cell measured on both {base_sha[:12]} and {head_sha[:12]} on one machine and placement"

@@ -159,7 +159,7 @@ def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
     if done.returncode == 0:
         source = f"{POLICY_FILE} at base {base_sha[:12]}"
         return Policy.from_toml(done.stdout, source=source), source
-    if _git(repo, "cat-file", "-e", f"{base_sha}^{{commit}}").returncode != 0:
+    if _missing(repo, [base_sha]):
         raise PolicyError(
             f"base commit {base_sha[:12]} is not in the repository at {repo}, so its policy cannot be read; "
             "fetch it (git fetch origin) or point FUSEGATE_REPO at a clone that has it"

@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from gate import backoff as retry
 
 SPOOL = Path(".fusegate") / "outbox"
 RETRYABLE = (429, 500, 502, 503, 504)
@@ -49,10 +50,6 @@ def spool(bundles: Iterable, directory: Path) -> list[Path]:
             os.replace(tmp, path)
         paths.append(path)
     return paths
-
-
-def _sleep_for(attempt: int, backoff: float, cap: float) -> float:
-    return min(backoff * 2**attempt, cap) * random.uniform(0.8, 1.2)
 
 
 def deliver(
@@ -105,7 +102,7 @@ def deliver(
                         f"{url} did not take the results ({problem}); {len(files) - len(sent)} bundle(s) kept in "
                         f"{directory}: run `fusegate upload` again"
                     )
-                sleep(min(_sleep_for(attempt, backoff, max_backoff), left))
+                sleep(min(retry.delay(attempt, base=backoff, cap=max_backoff), left))
                 attempt += 1
     return sent
 

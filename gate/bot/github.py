@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +20,8 @@ from dataclasses import dataclass
 
 import httpx
 import jwt
+
+from gate import backoff
 
 USER_AGENT = "fusegate-bot"
 STATUS_STATES = ("pending", "success", "failure", "error")
@@ -142,10 +143,7 @@ class GitHub:
         problem = ""
         for attempt in range(self.retry.attempts):
             if attempt:
-                self._sleep(
-                    min(self.retry.backoff * 2 ** (attempt - 1), self.retry.max_backoff)
-                    * random.uniform(0.8, 1.2)
-                )
+                self._sleep(backoff.delay(attempt - 1, base=self.retry.backoff, cap=self.retry.max_backoff))
             auth = authorization or self.auth.header(self, installation_id)
             try:
                 r = self._http.request(

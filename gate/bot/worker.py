@@ -154,9 +154,9 @@ class Worker:
             status = report.error_status(f"policy: {exc}")
         else:
             with db.transaction(self.url, write=False) as session:
-                ready = pulls.reported_machines(session, commit_sha=job.base_sha) & pulls.reported_machines(
-                    session, commit_sha=job.head_sha
-                )
+                ready = set(queries.fingerprints(session, commit_sha=job.base_sha)) & set(
+                    queries.fingerprints(session, commit_sha=job.head_sha)
+                )  # machines with runs of both
             waiting = report.Waiting(required=policy.required_machines, ready=tuple(sorted(ready)))
             status = report.waiting_status(waiting, now=at, deadline=job.deadline, window_s=self.window_s)
             if (

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from gate import stats
 from gate.dashboard import changepoints
-from gate.evaluate import is_stale
+from gate.evaluate import is_stale, summary_of
 from gate.ingest.bundle import PAIRED, TIME
 from gate.store import dashboard as reads
 from gate.store import queries
@@ -168,11 +168,7 @@ def _machine(session: Session, name: str):
 
 def _level(c) -> tuple[float, float, float]:
     """A summary's estimate with its interval, by the same arithmetic as the gate's paired cells."""
-    e = stats.paired_estimate(
-        stats.Summary(center=c.center, se=c.se, low=c.low, high=c.high, samples=c.samples, groups=c.groups,
-                      between_se=c.between_se),
-        margin=0.0,
-    )  # fmt: skip
+    e = stats.paired_estimate(summary_of(c), margin=0.0)
     return e.ratio, e.low, e.high
 
 

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from gate.store.models import BotJob, Commit, Machine, PullCheck, PullRequest, Run, WebhookDelivery, now, utc
+from gate.store.models import BotJob, PullCheck, PullRequest, WebhookDelivery, now, utc
 
 LEASE = timedelta(minutes=10)  # longer than a sync with every GitHub retry and rate-limit wait
 
@@ -178,15 +178,3 @@ def checks_of(session: Session, *, pull_id: int) -> list[PullCheck]:
 
 def pending_jobs(session: Session) -> list[BotJob]:
     return list(session.scalars(select(BotJob).where(BotJob.done_at.is_(None)).order_by(BotJob.id)))
-
-
-def reported_machines(session: Session, *, commit_sha: str) -> set[str]:
-    """Machines with stored runs of a commit."""
-    stmt = (
-        select(Machine.name)
-        .join(Run, Run.machine_id == Machine.id)
-        .join(Commit, Run.commit_id == Commit.id)
-        .where(Commit.sha == commit_sha)
-        .distinct()
-    )
-    return set(session.scalars(stmt))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, status
 
-from gate.api.deps import ReadSessionDep, commit_sha
-from gate.api.schemas import CheckOut, ComparisonOut, Problem, PullOut, RoundsOut
-from gate.evaluate import is_stale
-from gate.store import pulls, queries
+from gate.api.deps import ReadSessionDep
+from gate.api.routes import evaluations
+from gate.api.schemas import CheckOut, Problem, PullOut, RoundsOut
+from gate.store import pulls
 
 router = APIRouter(tags=["pulls"])
 
@@ -29,21 +29,15 @@ def read_pull(owner: str, name: str, number: int, session: ReadSessionDep) -> Pu
 @router.get("/api/rounds/{base}/{head}", responses={404: {"model": Problem}})
 def rounds(base: str, head: str, machine: str, request: Request, session: ReadSessionDep) -> RoundsOut:
     """Whether ``machine`` should run more rounds of (base, head): its inconclusive cells under the round budget."""
-    base_sha, head_sha = commit_sha(request, base), commit_sha(request, head)
-    evaluation = queries.latest_evaluation(session, base_sha=base_sha, head_sha=head_sha)
-    if evaluation is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            f"no evaluation of base {base_sha[:12]} -> head {head_sha[:12]} yet: upload results first",
-        )
+    evaluation = evaluations.verdict(base, head, request, session)  # 404 until the first evaluation
     budget = int(evaluation.policy.get("max_rounds", 0))
     cells = [
-        ComparisonOut.model_validate(c)
+        c
         for c in evaluation.comparisons
         if c.machine == machine and c.decision == "inconclusive" and c.groups < budget
     ]
     more = evaluation.verdict == "inconclusive" and bool(cells)
     return RoundsOut(
-        base_sha=base_sha, head_sha=head_sha, machine=machine, more=more,
-        stale=is_stale(session, evaluation), budget=budget, cells=cells,
+        base_sha=evaluation.base_sha, head_sha=evaluation.head_sha, machine=machine, more=more,
+        stale=evaluation.stale, budget=budget, cells=cells,
     )  # fmt: skip
