@@ -73,10 +73,17 @@ def history(
     placement: PlacementQ = None,
 ) -> data.History:
     """One cell along main on one machine: per-commit estimate with its interval, and the detected steps."""
+    return cell_history(machine, request, session, cell, limit=limit, placement=placement)
+
+
+def cell_history(
+    machine, request, session, cell: Cell, *, limit, placement, find_steps: bool = True
+) -> data.History:
+    """The history endpoint's answer; the page asks without the step search, which its chart gets from here."""
     branch = request.app.state.main_branch
     return found(
         data.history, session, machine=machine, **asdict(cell), limit=limit, placement=placement,
-        mainline=policy.mainline(request.app.state.repo, branch), branch=branch,
+        mainline=policy.mainline(request.app.state.repo, branch), branch=branch, find_steps=find_steps,
     )  # fmt: skip
 
 

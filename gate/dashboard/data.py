@@ -282,6 +282,7 @@ def history(
     placement: str | None = None,
     mainline: list[str] | None = None,
     branch: str = "main",
+    find_steps: bool = True,
 ) -> History:
     """The cell along ``mainline`` (the branch's first parents, oldest first) when any of its commits is on it;
     else along every measured commit by the commit date asv recorded. One placement: ``placement``, or the
@@ -304,8 +305,12 @@ def history(
     rows = [r for r in rows if r[2] == placement]
     points = _points([r for r in rows if r[3].status == "ok"][-limit:])
     point_se = [math.log(p.high / p.low) / 3.92 for p in points if p.high > p.low]
-    steps = changepoints.detect(
-        [p.value for p in points], min_sigma=float(np.median(point_se)) if point_se else 0.0
+    steps = (
+        changepoints.detect(
+            [p.value for p in points], min_sigma=float(np.median(point_se)) if point_se else 0.0
+        )
+        if find_steps
+        else []
     )
     return History(
         machine=machine, along=along, placement=placement, placements=placements, metric=metric, task=task,

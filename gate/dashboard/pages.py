@@ -79,7 +79,7 @@ def history_page(
     limit: api.Limit = data.HISTORY_LIMIT,
     placement: api.PlacementQ = None,
 ):
-    h = api.history(machine, request, session, cell, limit=limit, placement=placement)
+    h = api.cell_history(machine, request, session, cell, limit=limit, placement=placement, find_steps=False)
     return _page(request, "history.html", h=h, query=request.url.query)
 
 

@@ -34,7 +34,21 @@ async function historyChart(element, url) {
     xaxis: { tickmode: "array", tickvals: x, ticktext: commits, tickangle: -60, nticks: 30, title: "commit (oldest first)" },
     yaxis: { title: h.metric === "paired" ? `${h.impl} / handwritten` : "seconds per call" } };
   await Plotly.newPlot(element, [trace], layout, CONFIG);
+  listChangePoints(document.getElementById("change-points"), h);
   element.dataset.ready = "1";
+}
+
+function listChangePoints(list, h) {
+  list.replaceChildren(...(h.change_points.length ? h.change_points.map((c) => {
+    const item = document.createElement("li");
+    item.dataset.changePoint = c.commit;
+    const code = document.createElement("code");
+    code.textContent = c.commit.slice(0, 12);
+    const sign = c.change > 0 ? "+" : "";
+    item.append("at ", code, ` (point ${c.index + 1} of ${h.points.length}): ${c.before.toPrecision(4)} → `
+      + `${c.after.toPrecision(4)} (${sign}${(c.change * 100).toFixed(1)}%)`);
+    return item;
+  }) : [Object.assign(document.createElement("li"), { textContent: "none detected" })]));
 }
 
 async function compareChart(element, url) {
