@@ -72,12 +72,12 @@ def walk_advance(
 
 @njit(cache=True)
 def motion_advance(
-    key, done, just_reset, episode_steps, time_steps, frames, episode_limit, bins, failed,
+    key, done, just_reset, episode_steps, time_steps, frames, episode_limit, failed, fail_ema, alpha,
     push_countdown, push_interval_steps, twist_noise, qpos, qvel, reset, resample,
 ):  # fmt: skip
-    """The episode counter, failures per bin (before t advances), t += 1, the interval push; the masks of the
-    rows to reset next step (terminated or timed out) and of those among them that only ran off the clip's end
-    (mjlab resamples those without ending the episode).
+    """The episode counter, failures per bin (before t advances) and their EMA (``fail_ema``, in place), t += 1,
+    the interval push; the masks of the rows to reset next step (terminated or timed out) and of those among
+    them that only ran off the clip's end (mjlab resamples those without ending the episode).
 
     The push adds U(+-twist_noise) to the root twist in the world frame (spec B7 step 8): the linear part to
     qvel[0:3], the angular part rotated into the body frame the free joint's qvel[3:6] is expressed in.
@@ -85,6 +85,7 @@ def motion_advance(
     A row reset this step took its observation at t + 1 from this step's kernel call (mjlab's command update
     after a reset): its t advances to that frame and nothing else is counted.
     """
+    bins = failed.shape[0]
     failed[:] = 0
     for r in range(done.shape[0]):
         resample[r] = False
@@ -114,3 +115,5 @@ def motion_advance(
         ended = done[r] != 0 or episode_steps[r] >= episode_limit
         resample[r] = not ended and time_steps[r] >= frames
         reset[r] = ended or resample[r]
+    for b in range(bins):
+        fail_ema[b] = alpha * failed[b] + (1 - alpha) * fail_ema[b]

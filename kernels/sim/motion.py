@@ -3,8 +3,8 @@
 Per step (spec B7): ctrl = q_default + s a, 4 substeps, then the velocity stage at the new state (positions,
 velocities and sensors current, as mjlab reads them), the snapshot, ``update_state`` (terminations and rewards at
 frame t, then p~/q~ and observations at t' = min(t+1, T-1)), then the env's bookkeeping: the episode counter, a
-time-out at 500 steps, the frame counter t += 1, the adaptive-sampling failure EMA (``fail_ema``, updated here
-from the per-bin failure counts), and an interval push.
+time-out at 500 steps, the frame counter t += 1, the adaptive-sampling failure EMA (``fail_ema``, updated in
+place from the per-bin failure counts), and an interval push, all in one compiled loop.
 Envs that terminated or timed out are reset by reference-state initialisation (RSI) from a frame drawn by
 adaptive sampling (spec B7): root pose and twist from the clip plus uniform noise, joints from the clip plus
 U(+-0.1) clipped to the soft limits, joint velocities from the clip. An env that runs off the clip's end is
@@ -50,6 +50,8 @@ class MotionEnv(TaskEnv):
         self.frames = len(self.clip["joint_pos"])
         super().__init__(motion_model(), num_envs, threads, seed, frames=self.frames)
         self.snap.update(motion_clip.tracked_library(self.clip))
+        # every frame's pelvis, for the resets
+        self.root = {name: np.ascontiguousarray(self.clip[name][:, 0]) for name in ROOT_KEYS}
         m = self.tm.model
         self.bodies = np.array([m.body(name).id for name in task.BODIES], dtype=np.int64)
         self.roots = m.body_rootid[self.bodies].astype(np.int64)
@@ -92,8 +94,9 @@ class MotionEnv(TaskEnv):
             snap["time_steps"],
             self.frames,
             EPISODE_STEPS,
-            self.bins,
             self.failed,
+            self.fail_ema,
+            FAILURE_ALPHA,
             self.push_countdown,
             self.push_interval_steps,
             TWIST_NOISE,
@@ -102,17 +105,14 @@ class MotionEnv(TaskEnv):
             self.reset_mask,
             self.resample,
         )
-        self.fail_ema = FAILURE_ALPHA * self.failed + (1 - FAILURE_ALPHA) * self.fail_ema
 
     def begin_reset(self, rows: np.ndarray) -> None:
-        sim, snap, clip = self.sim, self.snap, self.clip
-        episode_steps = self.episode_steps[rows]  # kept by the rows that only ran off the clip
-        bin_cdf = np.cumsum(self.fail_ema + UNIFORM_RATIO / self.bins)  # adaptive sampling (spec B7)
-        root = {name: clip[name][:, 0] for name in ROOT_KEYS}  # the pelvis of every frame
+        sim, snap, clip, root = self.sim, self.snap, self.clip, self.root
         resets.motion_reset(
             rows,
             self.key("reset"),
-            bin_cdf,
+            self.fail_ema,  # adaptive sampling (spec B7)
+            UNIFORM_RATIO,
             self.frames,
             root["body_pos_w"],
             root["body_quat_w"],
@@ -128,6 +128,7 @@ class MotionEnv(TaskEnv):
             task.SOFT_UPPER,
             self.tm.default_pose,
             self.push_interval_steps,
+            self.resample,  # rows that only ran off the clip keep their episode counter
             sim.qpos,
             sim.qvel,
             sim.ctrl,
@@ -139,4 +140,3 @@ class MotionEnv(TaskEnv):
             self.episode_steps,
             self.push_countdown,
         )
-        self.episode_steps[rows] = np.where(self.resample[rows], episode_steps, 0)

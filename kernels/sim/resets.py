@@ -71,20 +71,27 @@ def walk_reset(
 
 @njit(cache=True)
 def motion_reset(
-    rows, key, bin_cdf, frames, root_pos, root_quat, root_lin_vel, root_ang_vel, clip_joint_pos,
+    rows, key, fail_ema, uniform_ratio, frames, root_pos, root_quat, root_lin_vel, root_ang_vel, clip_joint_pos,
     clip_joint_vel, pose_noise, rot_noise, twist_noise, joint_noise, soft_lower, soft_upper, default_pose,
-    push_interval_steps,
+    push_interval_steps, resample,
     qpos, qvel, ctrl, time, warmstart, time_steps, actions, last_actions, episode_steps, push_countdown,
 ):  # fmt: skip
-    bins = bin_cdf.shape[0]
+    """RSI (spec B7) of ``rows``; a row in ``resample`` (it ran off the clip) keeps its episode counter."""
+    bins = fail_ema.shape[0]
+    share = uniform_ratio / bins
+    total = 0.0
+    for b in range(bins):
+        total += fail_ema[b] + share
     nj = clip_joint_pos.shape[1]
     for i in range(rows.shape[0]):
         r = rows[i]
-        # adaptive sampling: a bin from the failure-weighted distribution, then a frame inside it
-        u = uniform_in(key, r * DRAWS, 0.0, 1.0) * bin_cdf[bins - 1]
+        # adaptive sampling: a bin with probability (fail_ema + uniform_ratio / bins) / total, then a frame in it
+        u = uniform_in(key, r * DRAWS, 0.0, 1.0) * total
         b = 0
-        while b < bins - 1 and bin_cdf[b] <= u:
+        cdf = fail_ema[0] + share
+        while b < bins - 1 and cdf <= u:
             b += 1
+            cdf += fail_ema[b] + share
         t = min(int((b + uniform_in(key, r * DRAWS + 1, 0.0, 1.0)) / bins * (frames - 1)), frames - 1)
         time_steps[r] = t
         for c in range(3):
@@ -117,7 +124,8 @@ def motion_reset(
             actions[r, j] = 0.0
             last_actions[r, j] = 0.0
         _clear(r, time, warmstart)
-        episode_steps[r] = 0
+        if not resample[r]:
+            episode_steps[r] = 0
         push_countdown[r] = round(
             uniform_in(key, r * DRAWS + (14 + nj), push_interval_steps[0], push_interval_steps[1])
         )

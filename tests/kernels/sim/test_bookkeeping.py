@@ -82,6 +82,7 @@ def _motion(n: int, frames: int = 100, **state):
         "episode_steps": np.zeros(n, np.int64),
         "time_steps": np.zeros(n, np.int32),
         "failed": np.zeros(3, np.int64),
+        "fail_ema": np.array([0.5, 0.0, 2.0]),
         "push_countdown": np.full(n, 10, np.int64),
         "qpos": np.concatenate([np.zeros((n, 3)), q, np.zeros((n, 29))], axis=1),
         "qvel": np.zeros((n, 35)),
@@ -90,8 +91,8 @@ def _motion(n: int, frames: int = 100, **state):
     }
     a.update(state)
     bookkeeping.motion_advance(
-        KEY, a["done"], a["just_reset"], a["episode_steps"], a["time_steps"], frames, 500, 3, a["failed"],
-        a["push_countdown"], np.array([50.0, 150.0]), np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.78]), a["qpos"],
+        KEY, a["done"], a["just_reset"], a["episode_steps"], a["time_steps"], frames, 500, a["failed"],
+        a["fail_ema"], 0.25, a["push_countdown"], np.array([50.0, 150.0]), np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.78]), a["qpos"],
         a["qvel"], a["reset"], a["resample"],
     )  # fmt: skip
     return a
@@ -106,6 +107,8 @@ def test_motion_counts_failures_per_bin_advances_t_and_masks_the_resets():
         just_reset=np.array([False, False, False, False, False]),
     )
     assert a["failed"].tolist() == [1, 0, 1]  # 3 bins over 100 frames: t = 10 is in bin 0, t = 90 in bin 2
+    # the failure EMA moves a quarter (alpha = 0.25 here) of the way to this step's counts
+    np.testing.assert_allclose(a["fail_ema"], [0.25 * 1 + 0.75 * 0.5, 0.0, 0.25 * 1 + 0.75 * 2.0])
     assert a["time_steps"].tolist() == [11, 91, 99, 100, 41]
     assert a["reset"].tolist() == [True, True, False, True, True]
     assert a["resample"].tolist() == [False, False, False, True, False]  # only ran off the clip
