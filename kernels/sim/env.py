@@ -103,7 +103,7 @@ class TaskEnv(ABC):
         """The key of the next call in ``stream``: the streams of one seed never overlap."""
         calls = self._calls[stream]
         self._calls[stream] = calls + 1
-        return getters.stream(self.seed, (STREAMS[stream] << 56) + calls)
+        return np.uint64(getters.stream(self.seed, (STREAMS[stream] << 56) + calls))
 
     def fill_snapshot(self, out: dict[str, np.ndarray]) -> None:
         """Getters: the physical arrays and fresh ``noise_u`` of every env into ``out``."""

@@ -28,24 +28,10 @@ def _mix(z):
     return z ^ (z >> _S31)
 
 
-_MASK64 = (1 << 64) - 1
-
-
-def _mix_int(z: int) -> int:
-    """``_mix`` on Python ints (mod 2^64)."""
-    z = ((z ^ (z >> 30)) * int(_M1)) & _MASK64
-    z = ((z ^ (z >> 27)) * int(_M2)) & _MASK64
-    return z ^ (z >> 31)
-
-
-def stream(seed: int, draw: int) -> np.uint64:
-    """The 64-bit key of one draw (one getter, reset or bookkeeping call) of one seed.
-
-    Plain Python, not a compiled function: it runs a few times per collector step, where a compiled call's
-    dispatch, cold after the physics step, cost ~14 us each (README, "End-to-end collector").
-    """
-    gamma = int(_GAMMA)
-    return np.uint64(_mix_int(_mix_int((seed + gamma) & _MASK64) ^ ((draw * gamma) & _MASK64)))
+@njit(cache=True)
+def stream(seed, draw):
+    """The 64-bit key of one draw (one getter call) of one seed."""
+    return _mix(_mix(np.uint64(seed) + _GAMMA) ^ (np.uint64(draw) * _GAMMA))
 
 
 @njit(inline="always")

@@ -130,26 +130,3 @@ def test_a_reset_touches_only_its_rows():
     for name, arr in env.snap.items():
         if arr.shape and arr.shape[0] == env.num_envs and name not in env.physical:
             np.testing.assert_array_equal(arr[keep], snap_before[name][keep])
-
-
-_GAMMA = getters._GAMMA
-
-
-@numba.njit
-def _compiled_stream(seed, draw):
-    """The stream key computed on uint64 with the compiled mixer the generator's draws use."""
-    return getters._mix(getters._mix(np.uint64(seed) + _GAMMA) ^ (np.uint64(draw) * _GAMMA))
-
-
-def test_stream_keys_equal_the_compiled_mixer():
-    rng = np.random.default_rng(0)
-    seeds = [0, 1, 3, 2**31, 2**63 - 1, *rng.integers(0, 2**62, 20).tolist()]
-    draws = [0, 1, 7, (1 << 56) + 5, (2 << 56) + 2**40, 2**63 - 1, *rng.integers(0, 2**62, 20).tolist()]
-    keys = set()
-    for seed in seeds:
-        for draw in draws:
-            key = getters.stream(seed, draw)
-            assert type(key) is np.uint64
-            assert key == _compiled_stream(seed, draw), (seed, draw)
-            keys.add(int(key))
-    assert len(keys) == len(seeds) * len(draws)  # no two (seed, draw) pairs share a key here
