@@ -218,6 +218,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
                     args.steps,
                     warmup=args.warmup,
                     baseline=baseline,
+                    calls=args.calls,
                     progress=lambda done, total, job=job: progress.update(job, completed=done),
                 )
             finally:
@@ -232,6 +233,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     out.print(render.collect_table(rows))
     if args.physics_baseline:
         out.print(render.physics_table(rows))
+    if args.calls:
+        out.print(render.calls_table(rows))
     return 0
 
 
@@ -287,6 +290,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--physics-baseline",
         action="store_true",
         help="also step every timed state with a bare mujoco.batch and with mujoco.rollout, and compare",
+    )
+    collect.add_argument(
+        "--calls",
+        action="store_true",
+        help="also time each call of the step where it runs (policy, replay, env, MuJoCo, kernel)",
     )
     collect.add_argument("--json", action="store_true", help="print JSON instead of a table")
     collect.set_defaults(func=cmd_collect)

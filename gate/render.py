@@ -315,6 +315,26 @@ def physics_table(rows: list[dict]) -> Table:
     return table
 
 
+def calls_table(rows: list[dict]) -> Table:
+    """``fusegate collect --calls``: each call of the step, timed where it runs."""
+    table = Table(title="Collector calls, timed in the loop (after physics and the policy, on cold caches)")
+    _columns(table, ("task", "impl", "N", "thr", "call", "per step", "median us", "p95 us", "us/env-step"))
+    for r in rows:
+        for name, c in r["calls"].items():
+            table.add_row(
+                *_case(r),
+                name,
+                f"{c['per_step']:.2f}",
+                f"{c['median_us']:.1f}",
+                f"{c['p95_us']:.1f}",
+                f"{c['us_per_env_step']:.3f}",
+            )
+    table.caption = escape(
+        "kernel.update_state includes kernel._run and the contract check; env.key runs inside other env calls"
+    )
+    return table
+
+
 def bot_bench_table(row: dict) -> Table:
     table = Table(
         title="fusegate bot: last required results arrive -> commit status posted",

@@ -32,6 +32,8 @@ from threadpoolctl import threadpool_limits
 
 import kernels
 from kernels.kernel import max_threads
+from kernels.sim.calls import summary as calls_summary
+from kernels.sim.calls import timed_calls
 from kernels.sim.env import POLICY_OBS, TaskEnv
 from kernels.sim.motion import MotionEnv
 from kernels.sim.policy import MLPPolicy
@@ -173,12 +175,14 @@ class Collector:
         warmup: int = 10,
         progress: Callable[[int, int], None] | None = None,
         baseline: PhysicsBaseline | None = None,
+        calls: bool = False,
     ) -> CollectReport:
         """``warmup`` untimed steps, then ``steps`` timed ones; the report covers the timed window.
 
         With a ``baseline``, every timed step's physics is also stepped alone (bare batch and rollout) on a copy
         of the same state; those extra steps are excluded from the step times but not from the wall time that
-        CPU utilisation is measured over.
+        CPU utilisation is measured over. With ``calls``, the calls of ``kernels.sim.calls.CALLS`` are timed
+        one by one in the timed window (``extra["calls"]``).
         """
         times = np.zeros((steps, len(PHASES) + len(PHYSICS_PARTS)))
         wall = np.zeros(steps)
@@ -189,16 +193,11 @@ class Collector:
                 if progress:
                     progress(k + 1, warmup + steps)
             resets_before = self.resets
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            for k in range(steps):
-                wall[k] = self.step(times[k], before_physics=baseline.capture if baseline else None)
-                if baseline:
-                    baseline.step()
-                stepped = ~self.env.just_reset  # a reset row's reward means nothing
-                rewards[k] = float(self.out["reward"][stepped].mean()) if stepped.any() else 0.0
-                if progress:
-                    progress(warmup + k + 1, warmup + steps)
-            cpu, elapsed = time.process_time() - cpu0, time.perf_counter() - wall0
+            timing = timed_calls(self) if calls else contextlib.nullcontext({})
+            with timing as samples:
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                self._timed(steps, warmup, times, wall, rewards, progress, baseline)
+                cpu, elapsed = time.process_time() - cpu0, time.perf_counter() - wall0
         report = CollectReport(
             task=self.task,
             impl=self.impl,
@@ -214,7 +213,29 @@ class Collector:
         )
         if baseline:
             report.extra["physics_baseline"] = baseline.summary(times[:, len(PHASES)])
+        if calls:
+            report.extra["calls"] = calls_summary(samples, steps, self.num_envs)
         return report
+
+    def _timed(
+        self,
+        steps: int,
+        warmup: int,
+        times: np.ndarray,
+        wall: np.ndarray,
+        rewards: np.ndarray,
+        progress: Callable[[int, int], None] | None,
+        baseline: PhysicsBaseline | None,
+    ) -> None:
+        """The timed window: step times, phase times and mean rewards into the arrays."""
+        for k in range(steps):
+            wall[k] = self.step(times[k], before_physics=baseline.capture if baseline else None)
+            if baseline:
+                baseline.step()
+            stepped = ~self.env.just_reset  # a reset row's reward means nothing
+            rewards[k] = float(self.out["reward"][stepped].mean()) if stepped.any() else 0.0
+            if progress:
+                progress(warmup + k + 1, warmup + steps)
 
 
 @dataclass

@@ -143,12 +143,13 @@ def test_collect_json_is_one_object_with_the_documented_fields(capsys):
     assert set(report["us_per_env_step"]) == phases
 
 
-def test_collect_tables_with_the_physics_baseline(capsys):
+def test_collect_tables_with_the_physics_baseline_and_the_calls(capsys):
     argv = ["collect", "--task", "g1_motion", "--impl", "numpy,assembled", "--num-envs", "4", "--steps", "3"]
-    assert cli.main([*argv, "--warmup", "0", "--physics-baseline"]) == 0
+    assert cli.main([*argv, "--warmup", "0", "--physics-baseline", "--calls"]) == 0
     out = capsys.readouterr().out
     assert "End-to-end collector" in out and out.count("g1_motion") >= 4
     assert "collector/batch" in out and "rollout/batch" in out
+    assert "Collector calls" in out and out.count("kernel._run │") == 2  # one row per implementation
 
 
 def test_collect_refuses_a_negative_warmup(capsys):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kernels
+from kernels.sim.calls import CALLS
 from kernels.sim.collector import PHASES, Collector
 from kernels.spec import RewardTerm
 
@@ -136,3 +137,20 @@ def test_running_off_the_clip_resamples_the_motion_without_ending_the_episode():
     env.begin_reset(rows)
     assert env.episode_steps.tolist() == [7, 0, 7, 7]
     assert ((env.snap["time_steps"][rows] >= 0) & (env.snap["time_steps"][rows] < env.frames)).all()
+
+
+def test_calls_are_timed_in_the_loop_and_unwrapped_afterwards():
+    c = Collector("g1_walk", "handwritten", num_envs=8, threads=1, seed=2)
+    report = c.run(4, warmup=1, calls=True)
+    calls = report.extra["calls"]
+    assert set(calls) == {f"{owner}.{method}" for owner, method in CALLS}
+    for once in ("policy.act", "sim.step", "env.fill_snapshot", "kernel.update_state", "kernel._run"):
+        assert calls[once]["per_step"] == 1, once
+    assert calls["env.key"]["per_step"] >= 3  # getters, push, bookkeeping (and a reset when there is one)
+    # the kernel's compiled call is part of update_state, so it cannot take longer
+    assert calls["kernel._run"]["us_per_env_step"] <= calls["kernel.update_state"]["us_per_env_step"]
+    step_us = report.step_s.mean() * 1e6 / 8
+    assert calls["sim.step"]["us_per_env_step"] < step_us
+    for owner, method in CALLS:  # the timers are gone: the instances show their classes' methods again
+        assert method not in vars(c.env.sim if owner == "sim" else getattr(c, owner))
+    assert "calls" not in c.run(1, warmup=0).extra
