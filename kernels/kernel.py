@@ -83,15 +83,15 @@ class Kernel(ABC):
 
     def update_state(self, snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.contract.check_snapshot(snap, num_envs=self.num_envs)
-        if self.parallel:
-            previous = numba.get_num_threads()
-            numba.set_num_threads(self.threads)
-            try:
-                self._run(snap, self.outputs)
-            finally:
-                numba.set_num_threads(previous)
-        else:
+        previous = numba.get_num_threads() if self.parallel else self.threads
+        if previous == self.threads:  # already right (a collector sets it once): one numba call, not three
             self._run(snap, self.outputs)
+            return self.outputs
+        numba.set_num_threads(self.threads)
+        try:
+            self._run(snap, self.outputs)
+        finally:
+            numba.set_num_threads(previous)
         return self.outputs
 
     @abstractmethod
