@@ -330,7 +330,7 @@ def calls_table(rows: list[dict]) -> Table:
                 f"{c['us_per_env_step']:.3f}",
             )
     table.caption = escape(
-        "kernel.update_state includes kernel._run and the contract check; env.key runs inside other env calls"
+        "kernel.update_state includes kernel._run and the boundary checks; env.key runs inside other env calls"
     )
     return table
 

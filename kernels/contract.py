@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit
 
 if TYPE_CHECKING:
     from kernels.spec import TaskPlan
@@ -85,13 +86,28 @@ class TaskContract:
                         and arr.flags.c_contiguous
                     ):
                         raise LookupError
-                for name in self._index_arrays:
-                    if snap[name].min() < 0 or snap[name].max() >= frames:
-                        raise LookupError
+                self._check_index_values(snap, frames)
         except (LookupError, TypeError, AttributeError, IndexError):
             # Raises for any real breach; returns for the rare valid layouts the fast test does not cover
             # (C-contiguous arrays whose size-1 dimensions carry unusual strides).
             self._explain(snap, num_envs=num_envs)
+
+    def check_values(self, snap: Mapping[str, np.ndarray], *, num_envs: int) -> None:
+        """The checks of ``check_snapshot`` that depend on the values, not the layout: every motion-frame index
+        lies in [0, T - 1]. For a caller whose buffers passed ``check_snapshot`` once and only their values
+        change between calls. Raises ``ValueError`` as ``check_snapshot`` does."""
+        if not self._index_arrays:
+            return
+        _, per_frame = self._expectations(num_envs)
+        try:
+            self._check_index_values(snap, snap[per_frame[0][0]].shape[0])
+        except LookupError:
+            self._explain(snap, num_envs=num_envs)
+
+    def _check_index_values(self, snap: Mapping[str, np.ndarray], frames: int) -> None:
+        for name in self._index_arrays:
+            if not _all_in_range(snap[name], frames):
+                raise LookupError
 
     @functools.cache  # noqa: B019 - contracts are module-level constants, one per task
     def _expectations(self, num_envs: int) -> tuple[tuple, tuple]:
@@ -153,6 +169,15 @@ class TaskContract:
 
     def allocate_outputs(self, *, num_envs: int) -> dict[str, np.ndarray]:
         return {s.name: np.empty(s.concrete_shape(num_envs=num_envs), s.dtype) for s in self.outputs}
+
+
+@njit(cache=True)  # one compiled pass instead of two NumPy reductions: it runs on every call
+def _all_in_range(values, stop):
+    """Whether every value lies in [0, stop)."""
+    for v in values.ravel():  # noqa: SIM110 - a plain loop is what Numba compiles well
+        if v < 0 or v >= stop:
+            return False
+    return True
 
 
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:

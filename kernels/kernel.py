@@ -81,8 +81,20 @@ class Kernel(ABC):
         self.threads = resolve_threads(self.num_envs, threads) if self.parallel else 1
         self.outputs = self.contract.allocate_outputs(num_envs=self.num_envs)
 
-    def update_state(self, snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        self.contract.check_snapshot(snap, num_envs=self.num_envs)
+    def update_state(
+        self, snap: Mapping[str, np.ndarray], *, check_layout: bool = True
+    ) -> dict[str, np.ndarray]:
+        """One step over all N envs; returns the outputs.
+
+        ``check_layout=False`` skips the per-array checks of names, shapes, dtypes, contiguity and writability
+        and keeps the checks of values (motion-frame indexes). It is for a caller that owns fixed snapshot
+        buffers, checked once by a call with the default, as the collector does; a snapshot of another layout
+        passed with it is undefined behaviour.
+        """
+        if check_layout:
+            self.contract.check_snapshot(snap, num_envs=self.num_envs)
+        else:
+            self.contract.check_values(snap, num_envs=self.num_envs)
         previous = numba.get_num_threads() if self.parallel else self.threads
         if previous == self.threads:  # already right (a collector sets it once): one numba call, not three
             self._run(snap, self.outputs)

@@ -4,7 +4,7 @@ The phase table says how long each phase takes; this says which calls make it up
 after the physics step or the policy forward pass, on caches those have flushed. Each call in ``CALLS`` is
 wrapped, for the timed window only, in a timer that adds about a microsecond per call; the wrappers are
 removed afterwards. ``kernel.update_state`` includes ``kernel._run`` (the implementation's compiled call) and
-the contract check at the boundary.
+the checks at the boundary (in the loop, of values only: the collector checks the layout once).
 """
 
 from __future__ import annotations

@@ -123,3 +123,30 @@ def test_unknown_task_and_impl():
         kernels.make_inputs("g2_run", N, 0)
     with pytest.raises(ValueError, match="num_envs must be a positive integer"):
         kernels.make_inputs("g1_walk", 0, 0)
+
+
+@pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
+def test_a_call_without_the_layout_check_writes_the_same_outputs(task, impl):
+    snap = kernels.make_inputs(task, num_envs=N, seed=4)
+    checked, unchecked = (kernels.load(task, impl, num_envs=N) for _ in range(2))
+    want = checked.update_state({k: v.copy() for k, v in snap.items()})
+    parity.poison(unchecked.outputs)
+    got = unchecked.update_state({k: v.copy() for k, v in snap.items()}, check_layout=False)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+@pytest.mark.parametrize("impl", kernels.registry.available("g1_motion"))
+def test_frame_indexes_are_checked_without_the_layout_check(impl):
+    """Values change every call, so skipping the layout check keeps the range check of motion frames."""
+    snap = kernels.make_inputs("g1_motion", num_envs=N, seed=0)
+    frames = snap["motion_body_pos_w"].shape[0]
+    snap["time_steps"][5] = frames
+    k = kernels.load("g1_motion", impl, num_envs=N)
+    parity.poison(k.outputs)
+    with pytest.raises(
+        ValueError, match=rf"'time_steps' holds motion frames.*got values from \d+ to {frames};"
+    ):
+        k.update_state(snap, check_layout=False)
+    for name, arr in k.outputs.items():
+        assert np.array_equal(arr, np.full_like(arr, arr.flat[0]), equal_nan=True), f"{name} was touched"
