@@ -8,8 +8,6 @@ status that reflects them (the verdict's: success / failure / error, or pending 
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import tempfile
 import time
@@ -19,6 +17,7 @@ import httpx
 import numpy as np
 
 from gate.api.background import serving
+from gate.api.routes.github import signature
 from gate.ingest import asv_dir
 from gate.ingest.bundle import Bundle
 
@@ -55,7 +54,7 @@ def _part(b: Bundle, files: list, sha: str) -> Bundle:
 
 
 def sign(body: bytes, secret: str = SECRET) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return signature(secret, body)
 
 
 def pull_request_event(

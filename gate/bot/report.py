@@ -39,6 +39,13 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.3g} h" if seconds >= 3600 else f"{seconds:.0f} s"
 
 
+def open_cells(cells: list, max_rounds: int) -> list:
+    """The inconclusive cells (``gate.api.schemas.ComparisonOut``) that more rounds may still decide: fewer
+    processes behind them than the budget. The commit status waits on them; ``GET /api/rounds`` asks the runners
+    for them."""
+    return [c for c in cells if c.decision == "inconclusive" and c.groups < max_rounds]
+
+
 def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: float) -> Status | None:
     """Pending (or, past the deadline, error) while required machines have not reported; None once they all have."""
     if w.required:
@@ -85,8 +92,8 @@ def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datet
             settled=True,
         )
     if evaluation.verdict == "inconclusive":
-        open_cells = [c for c in cells if c.decision == "inconclusive" and c.groups < policy.max_rounds]
-        if not open_cells:
+        undecided = open_cells(cells, policy.max_rounds)
+        if not undecided:
             return Status(
                 state="failure",
                 description=f"inconclusive after the round budget ({policy.max_rounds} processes): not a pass",
@@ -95,13 +102,13 @@ def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datet
         if now >= deadline:
             return Status(
                 state="error",
-                description=f"inconclusive: {len(open_cells)} cells got no further rounds before the deadline",
+                description=f"inconclusive: {len(undecided)} cells got no further rounds before the deadline",
                 settled=True,
             )
-        fewest = min(c.groups for c in open_cells)
+        fewest = min(c.groups for c in undecided)
         return Status(
             state="pending",
-            description=f"inconclusive: {len(open_cells)} cells need more rounds "
+            description=f"inconclusive: {len(undecided)} cells need more rounds "
             f"(from {fewest} of at most {policy.max_rounds} processes)",
             settled=False,
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from gate import backoff
 from gate import policy as policies
 from gate.api.schemas import EvaluationOut
 from gate.bot import report
@@ -120,7 +121,8 @@ class Worker:
                 log.error("check %s: GitHub refused %d times, giving up: %s", check_id, tries, error)
                 return
             else:
-                retry_at = now() + min(timedelta(seconds=2**tries), MAX_RETRY)
+                wait = backoff.delay(tries - 1, base=2.0, cap=MAX_RETRY.total_seconds())
+                retry_at = now() + timedelta(seconds=wait)
             pulls.finish_jobs(session, check_id=check_id, job_ids=job_ids, error=error, retry_at=retry_at)
         log.warning("check %s: %s; retrying at %s", check_id, error, retry_at.isoformat())
 

@@ -33,11 +33,15 @@ class WebhookOut(BaseModel):
     check_id: int | None = None
 
 
-def verify(secret: str, body: bytes, signature: str | None) -> bool:
-    if not signature:
+def signature(secret: str, body: bytes) -> str:
+    """GitHub's ``X-Hub-Signature-256`` of a body: ``sha256=`` and the hex HMAC-SHA256 under the webhook secret."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify(secret: str, body: bytes, header: str | None) -> bool:
+    if not header:
         return False
-    expected = b"sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest().encode()
-    return hmac.compare_digest(expected, signature.encode("utf-8", "replace"))
+    return hmac.compare_digest(signature(secret, body).encode(), header.encode("utf-8", "replace"))
 
 
 def _event_time(payload: dict) -> datetime | None:

@@ -7,6 +7,7 @@ from fastapi import APIRouter, HTTPException, Request, status
 from gate.api.deps import ReadSessionDep
 from gate.api.routes import evaluations
 from gate.api.schemas import CheckOut, Problem, PullOut, RoundsOut
+from gate.bot import report
 from gate.store import pulls
 
 router = APIRouter(tags=["pulls"])
@@ -31,11 +32,7 @@ def rounds(base: str, head: str, machine: str, request: Request, session: ReadSe
     """Whether ``machine`` should run more rounds of (base, head): its inconclusive cells under the round budget."""
     evaluation = evaluations.verdict(base, head, request, session)  # 404 until the first evaluation
     budget = int(evaluation.policy.get("max_rounds", 0))
-    cells = [
-        c
-        for c in evaluation.comparisons
-        if c.machine == machine and c.decision == "inconclusive" and c.groups < budget
-    ]
+    cells = [c for c in report.open_cells(evaluation.comparisons, budget) if c.machine == machine]
     more = evaluation.verdict == "inconclusive" and bool(cells)
     return RoundsOut(
         base_sha=evaluation.base_sha, head_sha=evaluation.head_sha, machine=machine, more=more,

@@ -6,6 +6,7 @@ import httpx
 from sqlalchemy import func, select
 
 from gate.api.background import serving
+from gate.api.routes.github import signature, verify
 from gate.api.settings import Settings
 from gate.bot import bench
 from gate.store import db
@@ -22,6 +23,16 @@ def _stored(url) -> dict[str, int]:
 
 
 NOTHING = {"webhook_delivery": 0, "pull_request": 0, "pull_check": 0, "bot_job": 0}
+
+
+def test_the_signature_is_githubs():
+    """GitHub's own example (docs, "Validating webhook deliveries"): the secret "It's a Secret to Everybody"
+    signs "Hello, World!" as below."""
+    want = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert signature("It's a Secret to Everybody", b"Hello, World!") == want
+    assert verify("It's a Secret to Everybody", b"Hello, World!", want)
+    assert not verify("It's a Secret to Everybody", b"Hello, World?", want)
+    assert not verify("It's a Secret to Everybody", b"Hello, World!", None)
 
 
 def test_a_bad_or_missing_signature_is_401_and_stores_nothing(bot):
