@@ -22,7 +22,6 @@ import httpx
 
 from gate import backoff as retry
 
-SPOOL = Path(".fusegate") / "outbox"
 RETRYABLE = (429, 500, 502, 503, 504)
 
 

@@ -202,7 +202,7 @@ def matrix(
         raise NotFound(
             f"{machine!r} measured {impl} at {commit[:12]} under {placements or 'no placement'}, not {placement!r}"
         )
-    evaluation = reads.head_evaluation(session, head_sha=commit, base_sha=base)
+    evaluation = queries.latest_evaluation(session, head_sha=commit, base_sha=base)
     if base is not None and evaluation is None:
         raise NotFound(f"no evaluation of base {base[:12]} -> head {commit[:12]}")
     decided = {}

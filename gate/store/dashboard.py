@@ -6,9 +6,10 @@ from collections import defaultdict
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
-from gate.store.models import Calibration, CellSummary, Commit, Evaluation, Machine, Placement, Run
+from gate.store import queries
+from gate.store.models import CellSummary, Commit, Machine, Placement, Run
 from gate.store.queries import SummaryRow
 
 
@@ -18,14 +19,14 @@ def machine(session: Session, *, name: str) -> Machine | None:
 
 def overview(session: Session) -> list[dict]:
     """Every machine with its placements, newest run and A/A calibrations."""
-    machines = list(session.scalars(select(Machine).order_by(Machine.name)))
+    machines = queries.machines(session)
     placements = defaultdict(set)
     for machine_id, label in session.execute(
         select(Run.machine_id, Placement.label).join(Placement, Run.placement_id == Placement.id).distinct()
     ):
         placements[machine_id].add(label)
     calibrations = defaultdict(list)
-    for c in session.scalars(select(Calibration).order_by(Calibration.design, Calibration.threads)):
+    for _, c in queries.calibrations(session):
         calibrations[c.machine_id].append(c)
     out = []
     for m in machines:
@@ -64,19 +65,6 @@ def commit_measured(session: Session, *, machine_id: int, sha: str) -> bool:
             .limit(1)
         )
         is not None
-    )
-
-
-def head_evaluation(session: Session, *, head_sha: str, base_sha: str | None = None) -> Evaluation | None:
-    """The newest stored evaluation whose head is ``head_sha``: of ``base_sha`` when given, else of any base."""
-    query = (
-        select(Evaluation).join(Commit, Evaluation.head_commit_id == Commit.id).where(Commit.sha == head_sha)
-    )
-    if base_sha is not None:
-        base_id = select(Commit.id).where(Commit.sha == base_sha).scalar_subquery()
-        query = query.where(Evaluation.base_commit_id == base_id)
-    return session.scalar(
-        query.order_by(Evaluation.id.desc()).limit(1).options(selectinload(Evaluation.comparisons))
     )
 
 

@@ -42,18 +42,18 @@ def upsert_pull(
     event_at: datetime | None,
 ) -> PullRequest | None:
     """Record the PR as of this event; None (nothing changed) when the event is older than one already seen."""
-    pull = session.scalar(select(PullRequest).where(PullRequest.repo == repo, PullRequest.number == number))
-    if pull is None:
-        pull = PullRequest(repo=repo, number=number, comment_digest="")
-        session.add(pull)
-    elif event_at is not None and pull.event_at is not None and event_at < utc(pull.event_at):
+    record = pull(session, repo=repo, number=number)
+    if record is None:
+        record = PullRequest(repo=repo, number=number, comment_digest="")
+        session.add(record)
+    elif event_at is not None and record.event_at is not None and event_at < utc(record.event_at):
         return None
-    pull.title, pull.base_ref, pull.base_sha, pull.head_sha = title, base_ref, base_sha, head_sha
-    pull.event_at = event_at or pull.event_at
-    pull.installation_id = installation_id if installation_id is not None else pull.installation_id
-    pull.updated_at = now()
+    record.title, record.base_ref, record.base_sha, record.head_sha = title, base_ref, base_sha, head_sha
+    record.event_at = event_at or record.event_at
+    record.installation_id = installation_id if installation_id is not None else record.installation_id
+    record.updated_at = now()
     session.flush()
-    return pull
+    return record
 
 
 def ensure_check(
@@ -174,7 +174,3 @@ def checks_of(session: Session, *, pull_id: int) -> list[PullCheck]:
     return list(
         session.scalars(select(PullCheck).where(PullCheck.pull_id == pull_id).order_by(PullCheck.id.desc()))
     )
-
-
-def pending_jobs(session: Session) -> list[BotJob]:
-    return list(session.scalars(select(BotJob).where(BotJob.done_at.is_(None)).order_by(BotJob.id)))

@@ -289,14 +289,20 @@ def save_evaluation(
     return evaluation
 
 
-def latest_evaluation(session: Session, *, base_sha: str, head_sha: str) -> Evaluation | None:
-    base, head = commit_id(session, sha=base_sha), commit_id(session, sha=head_sha)
-    if base is None or head is None:
+def latest_evaluation(session: Session, *, head_sha: str, base_sha: str | None = None) -> Evaluation | None:
+    """The newest stored evaluation of ``head_sha`` (the one that saw the most data): against ``base_sha`` when
+    given, else against any base."""
+    head = commit_id(session, sha=head_sha)
+    if head is None:
         return None
+    stmt = select(Evaluation).where(Evaluation.head_commit_id == head)
+    if base_sha is not None:
+        base = commit_id(session, sha=base_sha)
+        if base is None:
+            return None
+        stmt = stmt.where(Evaluation.base_commit_id == base)
     return session.scalar(
-        select(Evaluation)
-        .where(Evaluation.base_commit_id == base, Evaluation.head_commit_id == head)
-        .order_by(Evaluation.created_at.desc(), Evaluation.id.desc())  # the one that saw the most data
+        stmt.order_by(Evaluation.created_at.desc(), Evaluation.id.desc())
         .limit(1)
         .options(selectinload(Evaluation.comparisons))
     )
@@ -367,7 +373,11 @@ def save_calibration(
 
 
 def calibrations(session: Session, *, machines: Iterable[str] | None = None) -> list[tuple[str, Calibration]]:
-    stmt = select(Machine.name, Calibration).join(Machine, Calibration.machine_id == Machine.id)
+    stmt = (
+        select(Machine.name, Calibration)
+        .join(Machine, Calibration.machine_id == Machine.id)
+        .order_by(Calibration.design, Calibration.threads)
+    )
     if machines is not None:
         stmt = stmt.where(Machine.name.in_(list(machines)))
     return [tuple(row) for row in session.execute(stmt)]
