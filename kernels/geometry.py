@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels.scalar import atan2_nonneg
+
 
 def _scalar(formula):
     """The Numba scalar version of a component formula."""
@@ -157,6 +159,14 @@ def quat_rotate_inv(q, v):
 def quat_diff_angle(a, b):
     """angle(a, b) = ‖axis-angle(a ⊗ b⁻¹)‖ in [0, π] (spec B3)."""
     return quat_angle(quat_mul(a, quat_conj(b)))
+
+
+@njit(inline="always", error_model="numpy")
+def quat_diff_angle_branchless(a, b):
+    """quat_diff_angle with kernels.scalar's branch-free atan2 (same to about 1e-16), for loops LLVM should
+    vectorise (the atan2 of libm is a call, which stops the loop vectoriser)."""
+    w, x, y, z = quat_mul(a, quat_conj(b))
+    return 2.0 * atan2_nonneg(np.sqrt(x * x + y * y + z * z), abs(w))
 
 
 @njit(cache=True)

@@ -54,3 +54,56 @@ def reduce_means(scratch, term_means, n):
         for row in range(scratch.shape[0]):
             total += scratch[row, k]
         term_means[k] = total / n
+
+
+# Cephes' atan: atan(z) = z + z^3 P(z^2) / Q(z^2) on |z| <= 0.66 (relative error about 1e-16 in doubles).
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1, -7.500855792314704667340e1,
+           -1.228866684490136173410e2, -6.485021904942025371773e1)  # fmt: skip
+_ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2, 4.328810604912902668951e2,
+           4.853903996359136964868e2, 1.945506571482613964425e2)  # fmt: skip
+_TAN_3PI_8_INV = 0.66  # Cephes' switch to atan(r) = pi/4 + atan((r - 1) / (r + 1))
+
+
+@njit(inline="always", error_model="numpy")
+def atan2_nonneg(y, x):
+    """atan2(y, x) for y, x >= 0, branch-free so that LLVM vectorises the loops it is inlined in.
+
+    The smaller over the larger argument r in [0, 1] goes through Cephes' atan (r > 0.66 via
+    pi/4 + atan((r - 1) / (r + 1))), and pi/2 - atan(r) gives the angle when y > x. atan2(0, 0) = 0 as in C.
+    The numpy error model keeps the divisions free of Python's zero-division branch, which would stop
+    vectorisation (no divisor here can be zero).
+    """
+    r = min(y, x) / max(y, x, 1e-300)
+    high = r > _TAN_3PI_8_INV
+    z = (r - 1.0) / (r + 1.0) if high else r
+    zz = z * z
+    p = (((_ATAN_P[0] * zz + _ATAN_P[1]) * zz + _ATAN_P[2]) * zz + _ATAN_P[3]) * zz + _ATAN_P[4]
+    q = ((((zz + _ATAN_Q[0]) * zz + _ATAN_Q[1]) * zz + _ATAN_Q[2]) * zz + _ATAN_Q[3]) * zz + _ATAN_Q[4]
+    a = (0.25 * math.pi if high else 0.0) + z + z * zz * p / q
+    return 0.5 * math.pi - a if y > x else a
+
+
+# Structure-of-arrays lanes for per-body passes that LLVM should vectorise: quantity r of body b lives at
+# s[r * LANES + b] of a per-thread float64 row. LANES pads the bodies to a multiple of the 4-double vectors, so
+# the loop leaves no scalar remainder; the offsets are compile-time constants, so LLVM sees that the rows a
+# pass writes never overlap the rows it reads.
+LANES = 16
+
+
+@njit(inline="always")
+def lanes3(s, row, b):
+    """Lane b of rows row .. row + 2, as a 3-tuple."""
+    return (s[row * LANES + b], s[(row + 1) * LANES + b], s[(row + 2) * LANES + b])
+
+
+@njit(inline="always")
+def lanes4(s, row, b):
+    """Lane b of rows row .. row + 3, as a 4-tuple."""
+    return (s[row * LANES + b], s[(row + 1) * LANES + b], s[(row + 2) * LANES + b], s[(row + 3) * LANES + b])
+
+
+@njit(inline="always")
+def set_lanes(s, row, b, values):
+    """values[k] into lane b of row row + k."""
+    for k in range(len(values)):
+        s[(row + k) * LANES + b] = values[k]

@@ -19,6 +19,7 @@ import numpy as np
 
 from kernels.assembled.source import Source, literal, load_module, module_path
 from kernels.kernel import Kernel, max_threads, padded_scratch
+from kernels.scalar import LANES
 from kernels.spec import TaskPlan
 from kernels.tasks import g1_motion as task
 
@@ -34,14 +35,15 @@ BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "anchor_angle": (("frame_t",), ("anchor_angle = quat_diff_angle(qm, qa)",)),
     "root": ((), ("q_root = quat_at(body_quat, i, ROOT)",)),
 }
-# Per-body locals and sums over the 14 bodies (one loop, which also updates p̃/q̃): name -> (locals, lines).
-BODY_LOCALS = {"pr": "pr = vec3_at(body_pos, i, b)", "qr": "qr = quat_at(body_quat, i, b)"}
+# Per-body locals and sums over the 14 bodies: name -> (locals, lines). The gather loop takes these sums and
+# fills the lanes (kernels.scalar.LANES) of the vectorised per-body pass, which updates p̃/q̃ every plan has.
+BODY_LOCALS = {
+    "pr": "pr = vec3_at(body_pos, i, b)",
+    "qr": "qr = quat_at(body_quat, i, b)",
+    "rq": "rq = quat_at(rel_quat, i, b)",
+}
 BODY_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "pos_err": (("pr",), ("pos_err += sq_norm3(sub3(vec3_at(rel_pos, i, b), pr))",)),
-    "ori_err": (
-        ("qr",),
-        ("angle = quat_diff_angle(quat_at(rel_quat, i, b), qr)", "ori_err += angle * angle"),
-    ),
     "lin_err": (
         (),
         ("lin_err += sq_norm3(sub3(vec3_at(motion_lin_vel, t, b), vec3_at(body_lin_vel, i, b)))",),
@@ -50,6 +52,11 @@ BODY_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
         ("ang_err += sq_norm3(sub3(vec3_at(motion_ang_vel, t, b), vec3_at(body_ang_vel, i, b)))",),
     ),
+}
+# Sums whose per-body term the lane pass computes (the angle's atan2 is the costliest per-body operation):
+# name -> (locals, lane value).
+LANE_SUMS: dict[str, tuple[tuple[str, ...], str]] = {
+    "ori_err": (("qr", "rq"), "quat_diff_angle_branchless(rq, qr) ** 2"),
 }
 # Per-joint locals and sums over the 29 joints (one loop, which also writes the joint blocks).
 JOINT_LOCALS = {"q": "q = float(joint_pos[i, j])", "a": "a = float(actions[i, j])"}
@@ -205,6 +212,7 @@ def generate(plan: TaskPlan) -> str:
     outs = [_out_name(k, g.name) for k, g in enumerate(plan.observations)]
     writes = _writes(plan)
     needs = _needs(plan, writes)
+    lanes = Lanes.of(needs, writes)
 
     src = Source()
     src(
@@ -222,6 +230,7 @@ def generate(plan: TaskPlan) -> str:
         "    quat_at,",
         "    quat_conj,",
         "    quat_diff_angle,",
+        "    quat_diff_angle_branchless,",
         "    quat_mul,",
         "    quat_rotate_inv,",
         "    quat_to_6d,",
@@ -231,7 +240,7 @@ def generate(plan: TaskPlan) -> str:
         "    sub3,",
         "    vec3_at,",
         ")",
-        "from kernels.scalar import reduce_means",
+        "from kernels.scalar import LANES, lanes3, lanes4, reduce_means, set_lanes",
         "",
         f"DT = {literal(plan.dt)}",
         f"NB = {NB}",
@@ -243,8 +252,11 @@ def generate(plan: TaskPlan) -> str:
         f"SOFT_HI = np.array({task.SOFT_UPPER.tolist()!r})",
         "",
         "",
+    )
+    _emit_lane_pass(src, lanes)
+    src(
         "@njit(parallel=True, cache=True)",
-        f"def update_state_kernel({', '.join([*ARGS.values(), 'reward', 'done', *outs, 'term_means', 'scratch'])}):",
+        f"def update_state_kernel({', '.join([*ARGS.values(), 'reward', 'done', *outs, 'term_means', 'scratch', 'lane_scratch'])}):",
     ).indent()
     src(
         "n = body_pos.shape[0]",
@@ -275,7 +287,7 @@ def generate(plan: TaskPlan) -> str:
     # (2) Yaw alignment of frame t' onto the robot anchor (spec B2).
     src("delta_q = quat_yaw(quat_mul(qa, quat_conj(qm1)))", "delta_r = quat_to_mat(delta_q)")
 
-    _emit_body_loop(src, needs, writes)
+    _emit_body_loop(src, needs, writes, lanes)
     _emit_joint_loop(src, needs, writes)
     _emit_env_blocks(src, writes)
 
@@ -303,7 +315,7 @@ def _needs(plan: TaskPlan, writes: dict[str, list[Write]]) -> set[str]:
         needs.update(snippet.needs)
     for fn in writes:
         needs.update(OBSERVATIONS[fn].needs)
-    for table in (BODY_SUMS, JOINT_SUMS):
+    for table in (BODY_SUMS, LANE_SUMS, JOINT_SUMS):
         for name, (local_names, _) in table.items():
             if name in needs:
                 needs.update(local_names)
@@ -313,29 +325,104 @@ def _needs(plan: TaskPlan, writes: dict[str, list[Write]]) -> set[str]:
     return needs
 
 
-def _emit_body_loop(src: Source, needs: set[str], writes: dict[str, list[Write]]) -> None:
-    """One pass over the bodies: reward errors (1), the p̃/q̃ update every plan has (2), the body blocks (3)."""
+@dataclass(frozen=True)
+class Lanes:
+    """The per-body lane pass of a plan: lane rows (name -> first row, width), its inputs and outputs, and the
+    per-env values it takes besides the anchors and the yaw alignment."""
+
+    rows: dict[str, tuple[int, int]]
+    inputs: tuple[str, ...]  # body locals
+    sums: tuple[str, ...]
+    blocks: tuple[str, ...]  # body-scope observation terms
+    env_args: tuple[str, ...]
+
+    @classmethod
+    def of(cls, needs: set[str], writes: dict[str, list[Write]]) -> Lanes:
+        sums = tuple(name for name in LANE_SUMS if name in needs)
+        blocks = tuple(fn for fn, block in OBSERVATIONS.items() if block.scope == "body" and fn in writes)
+        wanted = {n for s in sums for n in LANE_SUMS[s][0]} | {
+            n for fn in blocks for n in OBSERVATIONS[fn].needs
+        }
+        inputs = tuple(name for name in BODY_LOCALS if name in wanted)
+        env_args = tuple(name for name in BLOCKS if name in wanted)
+        widths = [("motion_pos1", 3), ("motion_quat1", 4)]
+        widths += [(name, 3 if name == "pr" else 4) for name in inputs]
+        widths += [(name, 1) for name in sums] + [("new_rel_pos", 3), ("new_rel_quat", 4)]
+        widths += [(OBSERVATIONS[fn].name, OBSERVATIONS[fn].width) for fn in blocks]
+        rows, row = {}, 0
+        for name, width in widths:
+            rows[name] = (row, width)
+            row += width
+        return cls(rows, inputs, sums, blocks, env_args)
+
+    @property
+    def size(self) -> int:
+        return sum(width for _, width in self.rows.values()) * LANES
+
+    def at(self, name: str, k: int = 0) -> str:
+        """Lane b of row k of ``name``, as generated code."""
+        return f"lanes[{(self.rows[name][0] + k) * LANES} + b]"
+
+    def read(self, name: str) -> str:
+        row, width = self.rows[name]
+        return f"lanes{width}(s, {row}, b)"
+
+    def write(self, name: str, value: str) -> str:
+        return f"set_lanes(s, {self.rows[name][0]}, b, {value})"
+
+
+def _emit_lane_pass(src: Source, lanes: Lanes) -> None:
+    """The module-level function of the per-body pass: one branch-free loop over the lanes, which LLVM
+    vectorises (the numpy error model keeps Python's zero-division branch out of it)."""
+    src(
+        '@njit(error_model="numpy")',
+        f"def body_lanes({', '.join(['s', 'pa', 'pm1', 'delta_r', 'delta_q', *lanes.env_args])}):",
+    ).indent()
+    src("for b in range(LANES):").indent()
+    src(*(f"{name} = {lanes.read(name)}" for name in lanes.inputs))
+    src(
+        *(lanes.write(name, f"({LANE_SUMS[name][1]},)") for name in lanes.sums),
+        f"offset = mat_vec(delta_r, sub3({lanes.read('motion_pos1')}, pm1))",
+        lanes.write("new_rel_pos", "(pa[0] + offset[0], pa[1] + offset[1], pm1[2] + offset[2])"),
+        lanes.write("new_rel_quat", f"quat_mul(delta_q, {lanes.read('motion_quat1')})"),
+    )
+    for fn in lanes.blocks:
+        block = OBSERVATIONS[fn]
+        src(f"# {fn}", lanes.write(block.name, block.value))
+    src.dedent().dedent()
+    src("", "")
+
+
+def _emit_body_loop(src: Source, needs: set[str], writes: dict[str, list[Write]], lanes: Lanes) -> None:
+    """The bodies: a gather loop for the sums of the reward errors (1) that fills the lanes, the lane pass for
+    the rest of (1), the p̃/q̃ update every plan has (2) and the body blocks (3), and a loop storing its results."""
     body_sums = [name for name in BODY_SUMS if name in needs]
-    src(*(f"{name} = 0.0" for name in body_sums), "for b in range(NB):").indent()
-    src(*(line for name, line in BODY_LOCALS.items() if name in needs))
+    locals_ = [name for name in BODY_LOCALS if name in needs or name in lanes.inputs]
+    src("lanes = lane_scratch[tid]", *(f"{name} = 0.0" for name in body_sums), "for b in range(NB):").indent()
+    src(*(BODY_LOCALS[name] for name in locals_))
     for name in body_sums:
         src(*BODY_SUMS[name][1])
     src(
-        "offset = mat_vec(delta_r, sub3(vec3_at(motion_pos, t1, b), pm1))",
-        "rel_pos[i, b, 0] = pa[0] + offset[0]",
-        "rel_pos[i, b, 1] = pa[1] + offset[1]",
-        "rel_pos[i, b, 2] = pm1[2] + offset[2]",
-        "q_rel = quat_mul(delta_q, quat_at(motion_quat, t1, b))",
-        *(f"rel_quat[i, b, {k}] = q_rel[{k}]" for k in range(4)),
+        *(f"set_lanes(lanes, {lanes.rows[name][0]}, b, {name})" for name in lanes.inputs),
+        f"set_lanes(lanes, {lanes.rows['motion_pos1'][0]}, b, vec3_at(motion_pos, t1, b))",
+        f"set_lanes(lanes, {lanes.rows['motion_quat1'][0]}, b, quat_at(motion_quat, t1, b))",
     )
-    for fn, block in OBSERVATIONS.items():
-        if block.scope == "body" and fn in writes:
-            src(f"# {fn}", f"{block.name} = {block.value}")
-            for w in writes[fn]:
-                columns = [
-                    f"{w.column} + {block.width} * b" + (f" + {k}" if k else "") for k in range(block.width)
-                ]
-                src(*(_store(w, column, "", f"{block.name}[{k}]") for k, column in enumerate(columns)))
+    src.dedent()
+    src(f"body_lanes({', '.join(['lanes', 'pa', 'pm1', 'delta_r', 'delta_q', *lanes.env_args])})")
+    src(*(f"{name} = 0.0" for name in lanes.sums), "for b in range(NB):").indent()
+    src(
+        *(f"{name} += {lanes.at(name)}" for name in lanes.sums),
+        *(f"rel_pos[i, b, {k}] = {lanes.at('new_rel_pos', k)}" for k in range(3)),
+        *(f"rel_quat[i, b, {k}] = {lanes.at('new_rel_quat', k)}" for k in range(4)),
+    )
+    for fn in lanes.blocks:
+        block = OBSERVATIONS[fn]
+        src(f"# {fn}")
+        for w in writes[fn]:
+            columns = [
+                f"{w.column} + {block.width} * b" + (f" + {k}" if k else "") for k in range(block.width)
+            ]
+            src(*(_store(w, column, "", lanes.at(block.name, k)) for k, column in enumerate(columns)))
     src.dedent()
 
 
@@ -382,9 +469,11 @@ class AssembledMotion(Kernel):
         self.source = generate(self.plan)
         self.module = load_module(module_path(task.TASK, self.plan.hash), self.source)
         self._scratch = padded_scratch(max_threads(), max(1, len(self.plan.rewards)))
+        writes = _writes(self.plan)
+        self._lanes = padded_scratch(max_threads(), Lanes.of(_needs(self.plan, writes), writes).size)
         self._outputs = ("reward", "done", *(g.name for g in self.plan.observations), "term_means")
 
     def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
         self.module.update_state_kernel(
-            *(snap[name] for name in ARGS), *(out[name] for name in self._outputs), self._scratch
+            *(snap[name] for name in ARGS), *(out[name] for name in self._outputs), self._scratch, self._lanes
         )

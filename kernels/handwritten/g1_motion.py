@@ -1,16 +1,17 @@
 """Hand-written fused Numba kernel of the G1 motion-tracking ``update_state`` (spec B2-B5, E3).
 
-One ``prange`` pass over envs. Per env it gathers the motion rows of frames t and t' = min(t + 1, T − 1),
-computes each anchor rotation once, then makes one pass over the 14 bodies: reward errors against frame t and
-the incoming p̃/q̃, the new p̃/q̃ from frame t' (each body's incoming value is read before it is replaced, so
-spec E3's order holds), and the critic's body blocks; one pass over the 29 joints does the joint terms and
-blocks. Everything is computed in float64 scalars and written straight into the outputs. Per-term sums for
-``term_means`` go to per-thread scratch rows (one cache line apart), reduced after the loop. Nothing is
-allocated per call.
+One ``prange`` pass over envs. Per env it gathers the motion rows of frames t and t' = min(t + 1, T − 1) and
+computes each anchor rotation once. The bodies take three loops: a gather loop sums the position and velocity
+errors against the incoming p̃ and frame t and fills this thread's lanes (``kernels.scalar.LANES``); one
+branch-free pass over the lanes, which LLVM vectorises, computes the orientation errors against the incoming
+q̃, the new p̃/q̃ from frame t' and the critic's body blocks; a store loop writes them out. Every incoming p̃/q̃
+is read before the store loop replaces it, so spec E3's order holds. One pass over the 29 joints does the joint
+terms and blocks. Everything is computed in float64. Per-term sums for ``term_means`` go to per-thread scratch
+rows (one cache line apart), reduced after the loop. Nothing is allocated per call.
 
 Numba's on-disk cache of this kernel is keyed on this file only: it does not notice edits to
-``kernels/geometry.py`` or to the constants of ``kernels/tasks/g1_motion.py`` (globals are frozen at compile
-time). Clear the ``__pycache__`` next to this file after such edits.
+``kernels/geometry.py``, ``kernels/scalar.py`` or to the constants of ``kernels/tasks/g1_motion.py`` (globals
+are frozen at compile time). Clear the ``__pycache__`` next to this file after such edits.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kernels.geometry import (
     mat_vec,
     quat_conj,
     quat_diff_angle,
+    quat_diff_angle_branchless,
     quat_mul,
     quat_rotate_inv,
     quat_to_6d,
@@ -34,7 +36,7 @@ from kernels.geometry import (
     quat_yaw,
 )
 from kernels.kernel import Kernel, max_threads, padded_scratch
-from kernels.scalar import reduce_means
+from kernels.scalar import LANES, lanes3, lanes4, reduce_means, set_lanes
 from kernels.tasks import g1_motion as task
 from kernels.tasks import g1_motion_plan
 
@@ -99,6 +101,30 @@ def _store_noisy(row, start, values, u, u_start, scale, level):
         row[start + k] = values[k] + level * (2.0 * u[u_start + k] - 1.0) * scale
 
 
+# Rows of the per-body lanes (kernels.scalar.LANES): inputs, then outputs.
+(L_POS, L_MOTION_POS, L_QUAT, L_REL_QUAT, L_MOTION_QUAT,
+ L_ANGLE_SQ, L_NEW_REL_POS, L_NEW_REL_QUAT, L_BODY_POS_B, L_BODY_ORI_B, N_ROWS) = np.cumsum(
+    [0, 3, 3, 4, 4, 4, 1, 3, 4, 3, 6]
+).tolist()  # fmt: skip
+assert NB <= LANES
+
+
+@njit(error_model="numpy")
+def _body_lanes(s, pa, pm1, ra, dr, dq, qa_inv):
+    """Per body: its squared angle to the incoming q̃ (spec B3), the new p̃/q̃ from frame t' (B2) and its
+    critic blocks in the anchor frame (B5), in one branch-free loop over the lanes of ``s``."""
+    for b in range(LANES):
+        p = lanes3(s, L_POS, b)
+        q = lanes4(s, L_QUAT, b)
+        angle = quat_diff_angle_branchless(lanes4(s, L_REL_QUAT, b), q)
+        s[L_ANGLE_SQ * LANES + b] = angle * angle
+        offset = mat_vec(dr, _sub3(lanes3(s, L_MOTION_POS, b), pm1))
+        set_lanes(s, L_NEW_REL_POS, b, (pa[0] + offset[0], pa[1] + offset[1], pm1[2] + offset[2]))
+        set_lanes(s, L_NEW_REL_QUAT, b, quat_mul(dq, lanes4(s, L_MOTION_QUAT, b)))
+        set_lanes(s, L_BODY_POS_B, b, mat_t_vec(ra, _sub3(p, pa)))
+        set_lanes(s, L_BODY_ORI_B, b, quat_to_6d(quat_mul(qa_inv, q)))
+
+
 @njit(parallel=True, cache=True)
 def update_state_kernel(
     body_pos,
@@ -125,6 +151,7 @@ def update_state_kernel(
     critic,
     term_means,
     scratch,
+    soa,
     q_default,
     soft_lo,
     soft_hi,
@@ -165,26 +192,38 @@ def update_state_kernel(
         delta_q = quat_yaw(quat_mul(qa, quat_conj(qm1)))
         delta_r = quat_to_mat(delta_q)
 
+        # (1) Body terms against the incoming p̃/q̃ and the frame-t velocities, while the bodies are gathered
+        # into this thread's lanes for the vectorised pass (which writes the new p̃/q̃ after they are read).
+        lanes = soa[tid]
         pos_err = 0.0
-        ori_err = 0.0
         lin_err = 0.0
         ang_err = 0.0
         for b in range(NB):
-            pr = _vec3(body_pos, i, b)
-            qr = _quat(body_quat, i, b)
-            # (1) Body terms against the incoming p̃/q̃ and the frame-t velocities.
-            pos_err += _sq_norm3(_sub3(_vec3(rel_pos, i, b), pr))
-            angle = quat_diff_angle(_quat(rel_quat, i, b), qr)
-            ori_err += angle * angle
-            lin_err += _sq_norm3(_sub3(_vec3(motion_lin_vel, t, b), _vec3(body_lin_vel, i, b)))
-            ang_err += _sq_norm3(_sub3(_vec3(motion_ang_vel, t, b), _vec3(body_ang_vel, i, b)))
-            # (2) p̃_b = Δp + R(Δq)(p^m_b − p^m_a), q̃_b = Δq ⊗ q^m_b at frame t', Δp = (p^r_a,x, p^r_a,y, p^m_a,z).
-            offset = mat_vec(delta_r, _sub3(_vec3(motion_pos, t1, b), pm1))
-            _store(rel_pos[i, b], 0, (pa[0] + offset[0], pa[1] + offset[1], pm1[2] + offset[2]))
-            _store(rel_quat[i, b], 0, quat_mul(delta_q, _quat(motion_quat, t1, b)))
-            # (3) Critic body blocks in the robot anchor frame.
-            _store(c, C_BODY_POS + 3 * b, mat_t_vec(ra, _sub3(pr, pa)))
-            _store(c, C_BODY_ORI + 6 * b, quat_to_6d(quat_mul(qa_inv, qr)))
+            for k in range(3):
+                p = float(body_pos[i, b, k])
+                e = float(rel_pos[i, b, k]) - p
+                pos_err += e * e
+                e = float(motion_lin_vel[t, b, k]) - float(body_lin_vel[i, b, k])
+                lin_err += e * e
+                e = float(motion_ang_vel[t, b, k]) - float(body_ang_vel[i, b, k])
+                ang_err += e * e
+                lanes[(L_POS + k) * LANES + b] = p
+                lanes[(L_MOTION_POS + k) * LANES + b] = motion_pos[t1, b, k]
+            for k in range(4):
+                lanes[(L_QUAT + k) * LANES + b] = body_quat[i, b, k]
+                lanes[(L_REL_QUAT + k) * LANES + b] = rel_quat[i, b, k]
+                lanes[(L_MOTION_QUAT + k) * LANES + b] = motion_quat[t1, b, k]
+        _body_lanes(lanes, pa, pm1, ra, delta_r, delta_q, qa_inv)
+        ori_err = 0.0
+        for b in range(NB):
+            ori_err += lanes[L_ANGLE_SQ * LANES + b]
+            for k in range(3):
+                rel_pos[i, b, k] = lanes[(L_NEW_REL_POS + k) * LANES + b]
+                c[C_BODY_POS + 3 * b + k] = lanes[(L_BODY_POS_B + k) * LANES + b]
+            for k in range(4):
+                rel_quat[i, b, k] = lanes[(L_NEW_REL_QUAT + k) * LANES + b]
+            for k in range(6):
+                c[C_BODY_ORI + 6 * b + k] = lanes[(L_BODY_ORI_B + k) * LANES + b]
 
         f_body_pos = math.exp(-pos_err / NB * INV_VAR_BPOS)
         f_body_ori = math.exp(-ori_err / NB * INV_VAR_BORI)
@@ -259,6 +298,7 @@ class HandwrittenMotion(Kernel):
         super().__init__(task.CONTRACT, **kwargs)
         self.require_default_plan(g1_motion_plan.DEFAULT_PLAN)
         self._scratch = padded_scratch(max_threads(), N_TERMS)
+        self._lanes = padded_scratch(max_threads(), N_ROWS * LANES)
         self._q_default = task.DEFAULT_POSE.copy()
         self._lo = task.SOFT_LOWER.copy()
         self._hi = task.SOFT_UPPER.copy()
@@ -289,6 +329,7 @@ class HandwrittenMotion(Kernel):
             out["critic_obs"],
             out["term_means"],
             self._scratch,
+            self._lanes,
             self._q_default,
             self._lo,
             self._hi,

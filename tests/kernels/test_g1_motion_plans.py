@@ -129,7 +129,9 @@ def test_default_source_has_literals_and_no_runtime_lookups():
     assert "(abs(anchor_err[2]) > 0.25)" in source
     assert "out_critic_obs[i, 199 + j] = dq" in source  # offsets are literals
     assert "out_obs[i, 73 + j] = dq + (0.02 * noise_u[i, 15 + j] - 0.01)" in source  # so is the noise
-    assert source.count("for b in range(NB):") == 1 and source.count("for j in range(NJ):") == 1
+    # The bodies: a gather loop and a store loop around one vectorised lane pass; the joints: one loop.
+    assert source.count("for b in range(NB):") == 2 and source.count("for b in range(LANES):") == 1
+    assert source.count("for j in range(NJ):") == 1
     quiet = assembled_motion.generate(DEFAULT.replace(noise_level=0.0))
     assert "noise_u[" not in _kernel_body(quiet)
 
