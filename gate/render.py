@@ -329,9 +329,7 @@ def calls_table(rows: list[dict]) -> Table:
                 f"{c['p95_us']:.1f}",
                 f"{c['us_per_env_step']:.3f}",
             )
-    table.caption = escape(
-        "kernel.update_state includes kernel._run and the boundary checks; env.key runs inside other env calls"
-    )
+    table.caption = escape("kernel.update_state includes kernel._run and the boundary checks")
     return table
 
 

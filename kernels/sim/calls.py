@@ -33,7 +33,6 @@ CALLS = (
     ("kernel", "_run"),
     ("replay", "write_outcome"),
     ("env", "advance"),
-    ("env", "key"),
 )
 
 

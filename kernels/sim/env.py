@@ -24,8 +24,6 @@ from kernels.sim.models import TaskModel
 
 # The observation group the policy reads (every plan the collector runs must have it).
 POLICY_OBS = "obs"
-# Random streams of an env: each call of a getter, reset or bookkeeping loop draws from its own stream.
-STREAMS = {"getters": 0, "reset": 1, "bookkeeping": 2}
 
 
 class TaskEnv(ABC):
@@ -41,7 +39,7 @@ class TaskEnv(ABC):
         self.tm = tm
         self.num_envs = num_envs
         self.seed = seed
-        self._calls = dict.fromkeys(STREAMS, 0)
+        self.draws = np.zeros(getters.N_STREAMS, np.int64)  # draws so far per random stream
         self.sim = BatchSim(
             tm, num_envs, threads, stage=self.stage, forward_stage=self.forward_stage, outputs=self.outputs
         )
@@ -81,7 +79,7 @@ class TaskEnv(ABC):
         return np.flatnonzero(~self.just_reset)
 
     @abstractmethod
-    def _get(self, key: np.uint64, out: dict[str, np.ndarray]) -> None:
+    def _get(self, out: dict[str, np.ndarray]) -> None:
         """The task's getter kernel."""
 
     @abstractmethod
@@ -99,12 +97,6 @@ class TaskEnv(ABC):
     def begin_reset(self, rows: np.ndarray) -> None:
         """New episodes for ``rows``: physical state (written, not yet forwarded) and bookkeeping."""
 
-    def key(self, stream: str) -> np.uint64:
-        """The key of the next call in ``stream``: the streams of one seed never overlap."""
-        calls = self._calls[stream]
-        self._calls[stream] = calls + 1
-        return np.uint64(getters.stream(self.seed, (STREAMS[stream] << 56) + calls))
-
     def fill_snapshot(self, out: dict[str, np.ndarray]) -> None:
         """Getters: the physical arrays and fresh ``noise_u`` of every env into ``out``."""
-        self._get(self.key("getters"), out)
+        self._get(out)

@@ -34,6 +34,20 @@ def stream(seed, draw):
     return _mix(_mix(np.uint64(seed) + _GAMMA) ^ (np.uint64(draw) * _GAMMA))
 
 
+# An env's random streams: each call of its getter, reset or bookkeeping loops draws the next key of one.
+GETTERS, RESETS, BOOKKEEPING = range(N_STREAMS := 3)
+
+
+@njit(inline="always")
+def next_key(seed, draws, stream_id):
+    """The key of the next draw of stream ``stream_id``: ``stream(seed, (stream_id << 56) + n)`` for its n-th
+    draw, counted in ``draws[stream_id]``. The compiled loops take (seed, draws) and derive their key here, so
+    no separate call per key runs in the step."""
+    n = draws[stream_id]
+    draws[stream_id] = n + 1
+    return stream(seed, (np.int64(stream_id) << 56) + n)
+
+
 @njit(inline="always")
 def uniform(key, index):
     """A float32 in [0, 1) with 24 random bits: element ``index`` of the draw ``key``."""
@@ -60,9 +74,10 @@ def _noise_row(key, r, out):
 
 @njit(parallel=True, cache=True)
 def walk_rows(
-    key, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
+    seed, draws, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
     out_qpos, out_qvel, out_sd, out_af, out_feet, out_noise,
 ):  # fmt: skip
+    key = next_key(seed, draws, GETTERS)
     for r in prange(qpos.shape[0]):
         for j in range(qpos.shape[1]):
             out_qpos[r, j] = qpos[r, j]
@@ -80,9 +95,10 @@ def walk_rows(
 
 @njit(parallel=True, cache=True)
 def motion_rows(
-    key, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
+    seed, draws, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
     out_pos, out_quat, out_lin, out_ang, out_jpos, out_jvel, out_noise,
 ):  # fmt: skip
+    key = next_key(seed, draws, GETTERS)
     for r in prange(qpos.shape[0]):
         for k in range(bodies.shape[0]):
             b = bodies[k]

@@ -63,10 +63,11 @@ class MotionEnv(TaskEnv):
         self.failed = np.zeros(self.bins, np.int64)
         self.resample = np.zeros(num_envs, np.bool_)  # rows that ran off the clip: RSI, the episode goes on
 
-    def _get(self, key: np.uint64, out: dict[str, np.ndarray]) -> None:
+    def _get(self, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.motion_rows(
-            key,
+            self.seed,
+            self.draws,
             s["xpos"],
             s["xquat"],
             s["cvel"],
@@ -87,7 +88,8 @@ class MotionEnv(TaskEnv):
     def _advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.motion_advance(
-            self.key("bookkeeping"),
+            self.seed,
+            self.draws,
             out["done"],
             self.just_reset,
             self.episode_steps,
@@ -110,7 +112,8 @@ class MotionEnv(TaskEnv):
         sim, snap, clip, root = self.sim, self.snap, self.clip, self.root
         resets.motion_reset(
             rows,
-            self.key("reset"),
+            self.seed,
+            self.draws,
             self.fail_ema,  # adaptive sampling (spec B7)
             UNIFORM_RATIO,
             self.frames,

@@ -42,16 +42,19 @@ class WalkEnv(TaskEnv):
         self.episode_steps = np.zeros(num_envs, np.int64)
         self.push_steps = np.zeros(num_envs, np.int64)
         self.push_interval = np.ones(num_envs, np.int64)
+        self.gait_freq = np.array(GAIT_FREQ)
+        self.push_interval_steps = np.array(PUSH_INTERVAL_S) / task.DT
 
     def push(self) -> None:
         bookkeeping.walk_push(
-            self.key("bookkeeping"), self.push_steps, self.push_interval, PUSH_MAGNITUDE, self.sim.qvel
+            self.seed, self.draws, self.push_steps, self.push_interval, PUSH_MAGNITUDE, self.sim.qvel
         )
 
-    def _get(self, key: np.uint64, out: dict[str, np.ndarray]) -> None:
+    def _get(self, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.walk_rows(
-            key,
+            self.seed,
+            self.draws,
             s.qpos,
             s.qvel,
             s["sensordata"],
@@ -69,7 +72,8 @@ class WalkEnv(TaskEnv):
     def _advance(self, out: dict[str, np.ndarray]) -> None:
         snap = self.snap
         bookkeeping.walk_advance(
-            self.key("bookkeeping"),
+            self.seed,
+            self.draws,
             out["done"],
             self.just_reset,
             self.episode_steps,
@@ -90,12 +94,13 @@ class WalkEnv(TaskEnv):
         sim, snap = self.sim, self.snap
         resets.walk_reset(
             rows,
-            self.key("reset"),
+            self.seed,
+            self.draws,
             self.key_qpos,
             COMMAND_RANGE,
             ZERO_COMMAND_PROB,
-            np.array(GAIT_FREQ),
-            np.array(PUSH_INTERVAL_S) / task.DT,
+            self.gait_freq,
+            self.push_interval_steps,
             task.DT,
             sim.qpos,
             sim.qvel,

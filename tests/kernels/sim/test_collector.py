@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kernels
+from kernels.sim import getters
 from kernels.sim.calls import CALLS
 from kernels.sim.collector import PHASES, Collector
 from kernels.spec import RewardTerm
@@ -146,7 +147,12 @@ def test_calls_are_timed_in_the_loop_and_unwrapped_afterwards():
     assert set(calls) == {f"{owner}.{method}" for owner, method in CALLS}
     for once in ("policy.act", "sim.step", "env.fill_snapshot", "kernel.update_state", "kernel._run"):
         assert calls[once]["per_step"] == 1, once
-    assert calls["env.key"]["per_step"] >= 3  # getters, push, bookkeeping (and a reset when there is one)
+    # the compiled calls derive their keys (no call per key runs): the first observation and each step draw
+    # one of the getter stream, each step two of the bookkeeping stream (push, advance) besides the first
+    # observation's, and each reset call one of the reset stream
+    draws = c.env.draws
+    assert draws[getters.GETTERS] == c.steps + 1 and draws[getters.BOOKKEEPING] == 2 * c.steps + 1
+    assert 1 <= draws[getters.RESETS] <= c.steps + 1
     # the kernel's compiled call is part of update_state, so it cannot take longer
     assert calls["kernel._run"]["us_per_env_step"] <= calls["kernel.update_state"]["us_per_env_step"]
     step_us = report.step_s.mean() * 1e6 / 8

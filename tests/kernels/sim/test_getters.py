@@ -75,18 +75,22 @@ def test_motion_getters_agree_with_mj_object_velocity(motion):
 
 def test_noise_is_uniform_and_independent_of_the_thread_count(collector):
     env = collector.env
-    key = np.uint64(getters.stream(123, 7))
+    start = env.draws.copy()
     draws = []
     for threads in (1, 2):
         out = {name: np.empty_like(env.snap[name]) for name in env.physical}
+        env.draws[:] = start  # the same draw of the getter stream, once per thread count
         numba.set_num_threads(threads)
         try:
-            env._get(key, out)
+            env._get(out)
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         draws.append(out["noise_u"])
+    assert env.draws[getters.GETTERS] == start[getters.GETTERS] + 1  # and the call counted it
     np.testing.assert_array_equal(draws[0], draws[1])
     assert len(np.unique(draws[0])) == draws[0].size  # no repeats across rows and columns
+    env._get(out)
+    assert not np.array_equal(out["noise_u"], draws[0])  # the next draw is fresh
 
 
 def test_getter_noise_is_uniform_in_every_column():
@@ -103,7 +107,7 @@ def test_getter_noise_is_uniform_in_every_column():
         np.zeros((n, 67), np.float32),
     )
     getters.walk_rows(
-        np.uint64(getters.stream(5, 1)), zeros["qpos"], zeros["qvel"], zeros["sd"], np.zeros((n, 29)),
+        5, np.zeros(getters.N_STREAMS, np.int64), zeros["qpos"], zeros["qvel"], zeros["sd"], np.zeros((n, 29)),
         np.zeros((n, 6, 3)), np.array([0, 1]), out["qpos"], out["qvel"], out["sd"], af, feet, noise,
     )  # fmt: skip
     assert ((noise >= 0) & (noise < 1)).all()
