@@ -10,7 +10,9 @@ Each formula is written once, on components (a tuple of floats or a tuple of arr
   broadcast against each other.
 
 The three composites (inverse rotation, angle between two quaternions, 6D code) are composed from the
-formulas in each form. ``mat_vec`` / ``mat_t_vec`` exist only as scalars: kernels rotate many vectors by one
+formulas in each form. ``quat_diff_angle_branchless`` is the scalar angle with the branch-free atan2 of
+``kernels.scalar`` instead of libm's, for the loops LLVM should vectorise; it is inlined at Numba's IR level,
+so that its caller's error model applies. ``mat_vec`` / ``mat_t_vec`` exist only as scalars: kernels rotate many vectors by one
 matrix, the reference rotates with quaternions; so do the kernels' gathers (``vec3_at``, ``quat_at``) and the
 small vector helpers ``sub3`` / ``sq_norm3``. The inverse of a unit quaternion is its conjugate; nothing here
 normalises.
@@ -161,10 +163,11 @@ def quat_diff_angle(a, b):
     return quat_angle(quat_mul(a, quat_conj(b)))
 
 
-@njit(inline="always", error_model="numpy")
+@njit(inline="always")
 def quat_diff_angle_branchless(a, b):
-    """quat_diff_angle with kernels.scalar's branch-free atan2 (same to about 1e-16), for loops LLVM should
-    vectorise (the atan2 of libm is a call, which stops the loop vectoriser)."""
+    """quat_diff_angle with kernels.scalar's branch-free atan2 (the same to about 1e-16), for loops LLVM should
+    vectorise: libm's atan2 is a call, which stops the loop vectoriser. Call it from a function compiled with
+    ``error_model="numpy"`` (an inlined function takes its caller's error model)."""
     w, x, y, z = quat_mul(a, quat_conj(b))
     return 2.0 * atan2_nonneg(np.sqrt(x * x + y * y + z * z), abs(w))
 

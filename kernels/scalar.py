@@ -64,16 +64,17 @@ _ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2, 4.3288106049129
 _TAN_3PI_8_INV = 0.66  # Cephes' switch to atan(r) = pi/4 + atan((r - 1) / (r + 1))
 
 
-@njit(inline="always", error_model="numpy")
+@njit(inline="always")
 def atan2_nonneg(y, x):
     """atan2(y, x) for y, x >= 0, branch-free so that LLVM vectorises the loops it is inlined in.
 
     The smaller over the larger argument r in [0, 1] goes through Cephes' atan (r > 0.66 via
     pi/4 + atan((r - 1) / (r + 1))), and pi/2 - atan(r) gives the angle when y > x. atan2(0, 0) = 0 as in C.
-    The numpy error model keeps the divisions free of Python's zero-division branch, which would stop
-    vectorisation (no divisor here can be zero).
+    Call it from a function compiled with ``error_model="numpy"`` (an inlined function takes its caller's
+    error model): Python's would add a zero-division branch to every division, which stops the vectoriser
+    (no divisor here can be zero).
     """
-    r = min(y, x) / max(y, x, 1e-300)
+    r = min(y, x) / max(y, x, 5e-324)  # the smallest subnormal: any pair of non-zero inputs keeps its ratio
     high = r > _TAN_3PI_8_INV
     z = (r - 1.0) / (r + 1.0) if high else r
     zz = z * z

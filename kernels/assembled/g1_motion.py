@@ -2,12 +2,13 @@
 
 The generated kernel has the shape of the hand-written one (``kernels.handwritten.g1_motion``): per env it
 gathers the anchors of frames t and t' = min(t + 1, T - 1), evaluates the plan's terminations and anchor terms,
-then makes one pass over the 14 bodies (the body reward errors against the incoming p̃/q̃, the p̃/q̃ update that
-every plan has because it is state, and the critic's body blocks when the plan asks for them) and one pass over
-the 29 joints (joint sums and per-joint observation blocks). Each shared quantity is emitted once and only when a
-term of the plan needs it. Weights, kernel widths, thresholds, column offsets and noise coefficients are literals
-(a zero noise level emits no noise code at all); there is no runtime term switch, weight array or intermediate
-buffer. Print it with ``print(kernels.load("g1_motion", "assembled", num_envs=1, plan=plan).source)``.
+then does the 14 bodies in three loops: a gather loop takes the body position and velocity errors and fills
+the per-thread lanes (``kernels.scalar.LANES``) of a generated ``body_lanes`` pass, which LLVM vectorises: the
+orientation errors, the p̃/q̃ update that every plan has because it is state, and the critic's body blocks when
+the plan asks for them; a store loop writes them out. One pass over the 29 joints does the joint sums and
+per-joint observation blocks. Each shared quantity is emitted once and only when a term of the plan needs it.
+Weights, kernel widths, thresholds, column offsets and noise coefficients are literals (a zero noise level emits
+no noise code at all); there is no runtime term switch, weight array or workspace of intermediate results. Print it with ``print(kernels.load("g1_motion", "assembled", num_envs=1, plan=plan).source)``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kernels.spec import TaskPlan
 from kernels.tasks import g1_motion as task
 
 NB, NJ = task.NUM_BODIES, task.NUM_JOINTS
+assert NB <= LANES  # the lane pass covers every body
 
 # Shared per-env quantities: name -> (blocks it needs, lines). The robot anchor (pa, qa), frame t' (t1, pm1,
 # qm1) and the yaw alignment are not here: every plan has them, for the p̃/q̃ update.
@@ -37,10 +39,11 @@ BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 # Per-body locals and sums over the 14 bodies: name -> (locals, lines). The gather loop takes these sums and
 # fills the lanes (kernels.scalar.LANES) of the vectorised per-body pass, which updates p̃/q̃ every plan has.
+# Per-body locals: name -> (width, line); the lane pass reads those it needs from its lanes.
 BODY_LOCALS = {
-    "pr": "pr = vec3_at(body_pos, i, b)",
-    "qr": "qr = quat_at(body_quat, i, b)",
-    "rq": "rq = quat_at(rel_quat, i, b)",
+    "pr": (3, "pr = vec3_at(body_pos, i, b)"),
+    "qr": (4, "qr = quat_at(body_quat, i, b)"),
+    "rq": (4, "rq = quat_at(rel_quat, i, b)"),
 }
 BODY_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "pos_err": (("pr",), ("pos_err += sq_norm3(sub3(vec3_at(rel_pos, i, b), pr))",)),
@@ -54,9 +57,9 @@ BODY_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 # Sums whose per-body term the lane pass computes (the angle's atan2 is the costliest per-body operation):
-# name -> (locals, lane value).
-LANE_SUMS: dict[str, tuple[tuple[str, ...], str]] = {
-    "ori_err": (("qr", "rq"), "quat_diff_angle_branchless(rq, qr) ** 2"),
+# name -> (locals, lines assigning ``term``).
+LANE_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "ori_err": (("qr", "rq"), ("angle = quat_diff_angle_branchless(rq, qr)", "term = angle * angle")),
 }
 # Per-joint locals and sums over the 29 joints (one loop, which also writes the joint blocks).
 JOINT_LOCALS = {"q": "q = float(joint_pos[i, j])", "a": "a = float(actions[i, j])"}
@@ -250,6 +253,7 @@ def generate(plan: TaskPlan) -> str:
         f"Q0 = np.array({task.DEFAULT_POSE.tolist()!r})",
         f"SOFT_LO = np.array({task.SOFT_LOWER.tolist()!r})",
         f"SOFT_HI = np.array({task.SOFT_UPPER.tolist()!r})",
+        f"LANE_SIZE = {lanes.size}  # the doubles of one thread's lanes",
         "",
         "",
     )
@@ -278,7 +282,7 @@ def generate(plan: TaskPlan) -> str:
         if name in needs:
             src(*lines)
 
-    # (1) Terminations (spec B4) against frame t and the incoming p̃/q̃, before the body loop replaces them.
+    # (1) Terminations (spec B4) against frame t and the incoming p̃/q̃, before the body store loop replaces them.
     conditions = [
         f"({TERMINATIONS[t.fn].lines[0].format(**_params(t.fn, t.params))})" for t in plan.terminations
     ]
@@ -346,7 +350,7 @@ class Lanes:
         inputs = tuple(name for name in BODY_LOCALS if name in wanted)
         env_args = tuple(name for name in BLOCKS if name in wanted)
         widths = [("motion_pos1", 3), ("motion_quat1", 4)]
-        widths += [(name, 3 if name == "pr" else 4) for name in inputs]
+        widths += [(name, BODY_LOCALS[name][0]) for name in inputs]
         widths += [(name, 1) for name in sums] + [("new_rel_pos", 3), ("new_rel_quat", 4)]
         widths += [(OBSERVATIONS[fn].name, OBSERVATIONS[fn].width) for fn in blocks]
         rows, row = {}, 0
@@ -380,8 +384,9 @@ def _emit_lane_pass(src: Source, lanes: Lanes) -> None:
     ).indent()
     src("for b in range(LANES):").indent()
     src(*(f"{name} = {lanes.read(name)}" for name in lanes.inputs))
+    for name in lanes.sums:
+        src(*LANE_SUMS[name][1], lanes.write(name, "(term,)"))
     src(
-        *(lanes.write(name, f"({LANE_SUMS[name][1]},)") for name in lanes.sums),
         f"offset = mat_vec(delta_r, sub3({lanes.read('motion_pos1')}, pm1))",
         lanes.write("new_rel_pos", "(pa[0] + offset[0], pa[1] + offset[1], pm1[2] + offset[2])"),
         lanes.write("new_rel_quat", f"quat_mul(delta_q, {lanes.read('motion_quat1')})"),
@@ -399,7 +404,7 @@ def _emit_body_loop(src: Source, needs: set[str], writes: dict[str, list[Write]]
     body_sums = [name for name in BODY_SUMS if name in needs]
     locals_ = [name for name in BODY_LOCALS if name in needs or name in lanes.inputs]
     src("lanes = lane_scratch[tid]", *(f"{name} = 0.0" for name in body_sums), "for b in range(NB):").indent()
-    src(*(BODY_LOCALS[name] for name in locals_))
+    src(*(BODY_LOCALS[name][1] for name in locals_))
     for name in body_sums:
         src(*BODY_SUMS[name][1])
     src(
@@ -469,8 +474,7 @@ class AssembledMotion(Kernel):
         self.source = generate(self.plan)
         self.module = load_module(module_path(task.TASK, self.plan.hash), self.source)
         self._scratch = padded_scratch(max_threads(), max(1, len(self.plan.rewards)))
-        writes = _writes(self.plan)
-        self._lanes = padded_scratch(max_threads(), Lanes.of(_needs(self.plan, writes), writes).size)
+        self._lanes = padded_scratch(max_threads(), self.module.LANE_SIZE)
         self._outputs = ("reward", "done", *(g.name for g in self.plan.observations), "term_means")
 
     def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:

@@ -13,8 +13,8 @@ purpose: one kernel, compiled once, serves every plan because everything plan-sp
 
 The spec E3 order holds: the body errors are read from the incoming p̃/q̃ in the same body pass that replaces
 them, and the terminations that read p̃ run before it. What it cannot have, and what ``assembled`` has: constant
-propagation of weights, parameters and offsets, dead-code elimination of inactive terms, and no intermediate
-write-back.
+propagation of weights, parameters and offsets, dead-code elimination of inactive terms, no intermediate
+write-back, and the vectorised lane pass over the bodies (this kernel keeps one scalar body pass).
 """
 
 from __future__ import annotations

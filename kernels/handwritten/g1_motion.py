@@ -9,9 +9,8 @@ is read before the store loop replaces it, so spec E3's order holds. One pass ov
 terms and blocks. Everything is computed in float64. Per-term sums for ``term_means`` go to per-thread scratch
 rows (one cache line apart), reduced after the loop. Nothing is allocated per call.
 
-Numba's on-disk cache of this kernel is keyed on this file only: it does not notice edits to
-``kernels/geometry.py``, ``kernels/scalar.py`` or to the constants of ``kernels/tasks/g1_motion.py`` (globals
-are frozen at compile time). Clear the ``__pycache__`` next to this file after such edits.
+Numba's cache directory is keyed by every source of ``kernels`` (``kernels._cache``), so edits to the helpers and
+task constants this kernel freezes in at compile time recompile it.
 """
 
 from __future__ import annotations
@@ -101,16 +100,21 @@ def _store_noisy(row, start, values, u, u_start, scale, level):
         row[start + k] = values[k] + level * (2.0 * u[u_start + k] - 1.0) * scale
 
 
-# Rows of the per-body lanes (kernels.scalar.LANES): inputs, then outputs.
+# The rows of the per-body lanes (kernels.scalar.LANES), name -> width: inputs, then outputs.
+LANE_ROWS = {
+    "pos": 3, "motion_pos": 3, "quat": 4, "rel_quat": 4, "motion_quat": 4,
+    "angle_sq": 1, "new_rel_pos": 3, "new_rel_quat": 4, "body_pos_b": 3, "body_ori_b": 6,
+}  # fmt: skip
 (L_POS, L_MOTION_POS, L_QUAT, L_REL_QUAT, L_MOTION_QUAT,
- L_ANGLE_SQ, L_NEW_REL_POS, L_NEW_REL_QUAT, L_BODY_POS_B, L_BODY_ORI_B, N_ROWS) = np.cumsum(
-    [0, 3, 3, 4, 4, 4, 1, 3, 4, 3, 6]
-).tolist()  # fmt: skip
+ L_ANGLE_SQ, L_NEW_REL_POS, L_NEW_REL_QUAT, L_BODY_POS_B, L_BODY_ORI_B) = np.cumsum(
+    [0, *LANE_ROWS.values()]
+)[:-1].tolist()  # fmt: skip
+LANE_SIZE = sum(LANE_ROWS.values()) * LANES
 assert NB <= LANES
 
 
 @njit(error_model="numpy")
-def _body_lanes(s, pa, pm1, ra, dr, dq, qa_inv):
+def body_lanes(s, pa, pm1, delta_r, delta_q, ra, qa_inv):
     """Per body: its squared angle to the incoming q̃ (spec B3), the new p̃/q̃ from frame t' (B2) and its
     critic blocks in the anchor frame (B5), in one branch-free loop over the lanes of ``s``."""
     for b in range(LANES):
@@ -118,9 +122,9 @@ def _body_lanes(s, pa, pm1, ra, dr, dq, qa_inv):
         q = lanes4(s, L_QUAT, b)
         angle = quat_diff_angle_branchless(lanes4(s, L_REL_QUAT, b), q)
         s[L_ANGLE_SQ * LANES + b] = angle * angle
-        offset = mat_vec(dr, _sub3(lanes3(s, L_MOTION_POS, b), pm1))
+        offset = mat_vec(delta_r, _sub3(lanes3(s, L_MOTION_POS, b), pm1))
         set_lanes(s, L_NEW_REL_POS, b, (pa[0] + offset[0], pa[1] + offset[1], pm1[2] + offset[2]))
-        set_lanes(s, L_NEW_REL_QUAT, b, quat_mul(dq, lanes4(s, L_MOTION_QUAT, b)))
+        set_lanes(s, L_NEW_REL_QUAT, b, quat_mul(delta_q, lanes4(s, L_MOTION_QUAT, b)))
         set_lanes(s, L_BODY_POS_B, b, mat_t_vec(ra, _sub3(p, pa)))
         set_lanes(s, L_BODY_ORI_B, b, quat_to_6d(quat_mul(qa_inv, q)))
 
@@ -151,7 +155,7 @@ def update_state_kernel(
     critic,
     term_means,
     scratch,
-    soa,
+    lane_scratch,
     q_default,
     soft_lo,
     soft_hi,
@@ -192,9 +196,9 @@ def update_state_kernel(
         delta_q = quat_yaw(quat_mul(qa, quat_conj(qm1)))
         delta_r = quat_to_mat(delta_q)
 
-        # (1) Body terms against the incoming p̃/q̃ and the frame-t velocities, while the bodies are gathered
-        # into this thread's lanes for the vectorised pass (which writes the new p̃/q̃ after they are read).
-        lanes = soa[tid]
+        # (1) Body terms against the incoming p̃ and the frame-t velocities, while the bodies are gathered into
+        # this thread's lanes for the vectorised pass; the store loop after it replaces p̃/q̃, all read by then.
+        lanes = lane_scratch[tid]
         pos_err = 0.0
         lin_err = 0.0
         ang_err = 0.0
@@ -213,7 +217,7 @@ def update_state_kernel(
                 lanes[(L_QUAT + k) * LANES + b] = body_quat[i, b, k]
                 lanes[(L_REL_QUAT + k) * LANES + b] = rel_quat[i, b, k]
                 lanes[(L_MOTION_QUAT + k) * LANES + b] = motion_quat[t1, b, k]
-        _body_lanes(lanes, pa, pm1, ra, delta_r, delta_q, qa_inv)
+        body_lanes(lanes, pa, pm1, delta_r, delta_q, ra, qa_inv)
         ori_err = 0.0
         for b in range(NB):
             ori_err += lanes[L_ANGLE_SQ * LANES + b]
@@ -298,7 +302,7 @@ class HandwrittenMotion(Kernel):
         super().__init__(task.CONTRACT, **kwargs)
         self.require_default_plan(g1_motion_plan.DEFAULT_PLAN)
         self._scratch = padded_scratch(max_threads(), N_TERMS)
-        self._lanes = padded_scratch(max_threads(), N_ROWS * LANES)
+        self._lanes = padded_scratch(max_threads(), LANE_SIZE)
         self._q_default = task.DEFAULT_POSE.copy()
         self._lo = task.SOFT_LOWER.copy()
         self._hi = task.SOFT_UPPER.copy()

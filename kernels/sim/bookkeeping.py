@@ -27,9 +27,9 @@ def write_ctrl(actions, scale, default_pose, ctrl):
 
 
 @njit(cache=True)
-def walk_push(seed, draws, push_steps, push_interval, magnitude, qvel):
+def walk_push(seed, key_calls, push_steps, push_interval, magnitude, qvel):
     """Spec A1: when (push_step + 1) mod interval == 0, m (cos t, sin t) is added to the base xy velocity."""
-    key = next_key(seed, draws, BOOKKEEPING)
+    key = next_key(seed, key_calls, BOOKKEEPING)
     for r in range(push_steps.shape[0]):
         push_steps[r] += 1
         if push_steps[r] % push_interval[r] == 0:
@@ -41,7 +41,7 @@ def walk_push(seed, draws, push_steps, push_interval, magnitude, qvel):
 
 @njit(cache=True)
 def walk_advance(
-    seed, draws, done, just_reset, episode_steps, command_steps, commands, command_range, zero_command_prob,
+    seed, key_calls, done, just_reset, episode_steps, command_steps, commands, command_range, zero_command_prob,
     resample_after, episode_limit, phase, feet_air_time, last_contact, feet_peak_height, reset,
 ):  # fmt: skip
     """Counters, the command resample past ``resample_after`` steps; the reset mask.
@@ -50,7 +50,7 @@ def walk_advance(
     phase and foot bookkeeping: they go back to their reset values, so the next step sees what MuJoCo
     Playground's first step after a reset sees.
     """
-    key = next_key(seed, draws, BOOKKEEPING)
+    key = next_key(seed, key_calls, BOOKKEEPING)
     for r in range(done.shape[0]):
         if just_reset[r]:
             phase[r, 0], phase[r, 1] = 0.0, np.pi
@@ -74,7 +74,7 @@ def walk_advance(
 
 @njit(cache=True)
 def motion_advance(
-    seed, draws, done, just_reset, episode_steps, time_steps, frames, episode_limit, failed, fail_ema, alpha,
+    seed, key_calls, done, just_reset, episode_steps, time_steps, frames, episode_limit, failed, fail_ema, alpha,
     push_countdown, push_interval_steps, twist_noise, qpos, qvel, reset, resample,
 ):  # fmt: skip
     """The episode counter, failures per bin (before t advances) and their EMA (``fail_ema``, in place), t += 1,
@@ -87,7 +87,7 @@ def motion_advance(
     A row reset this step took its observation at t + 1 from this step's kernel call (mjlab's command update
     after a reset): its t advances to that frame and nothing else is counted.
     """
-    key = next_key(seed, draws, BOOKKEEPING)
+    key = next_key(seed, key_calls, BOOKKEEPING)
     bins = failed.shape[0]
     failed[:] = 0
     for r in range(done.shape[0]):

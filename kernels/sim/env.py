@@ -39,7 +39,7 @@ class TaskEnv(ABC):
         self.tm = tm
         self.num_envs = num_envs
         self.seed = seed
-        self.draws = np.zeros(getters.N_STREAMS, np.int64)  # draws so far per random stream
+        self.key_calls = np.zeros(getters.N_STREAMS, np.int64)  # keys drawn so far per random stream
         self.sim = BatchSim(
             tm, num_envs, threads, stage=self.stage, forward_stage=self.forward_stage, outputs=self.outputs
         )

@@ -35,16 +35,17 @@ def stream(seed, draw):
 
 
 # An env's random streams: each call of its getter, reset or bookkeeping loops draws the next key of one.
-GETTERS, RESETS, BOOKKEEPING = range(N_STREAMS := 3)
+N_STREAMS = 3
+GETTERS, RESETS, BOOKKEEPING = range(N_STREAMS)
 
 
 @njit(inline="always")
-def next_key(seed, draws, stream_id):
-    """The key of the next draw of stream ``stream_id``: ``stream(seed, (stream_id << 56) + n)`` for its n-th
-    draw, counted in ``draws[stream_id]``. The compiled loops take (seed, draws) and derive their key here, so
-    no separate call per key runs in the step."""
-    n = draws[stream_id]
-    draws[stream_id] = n + 1
+def next_key(seed, key_calls, stream_id):
+    """The key of the next call in stream ``stream_id``: ``stream(seed, (stream_id << 56) + n)`` for its n-th
+    call, counted in ``key_calls[stream_id]``. The compiled loops take (seed, key_calls) and derive their key
+    here, so no separate call per key runs in the step."""
+    n = key_calls[stream_id]
+    key_calls[stream_id] = n + 1
     return stream(seed, (np.int64(stream_id) << 56) + n)
 
 
@@ -74,10 +75,10 @@ def _noise_row(key, r, out):
 
 @njit(parallel=True, cache=True)
 def walk_rows(
-    seed, draws, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
+    seed, key_calls, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
     out_qpos, out_qvel, out_sd, out_af, out_feet, out_noise,
 ):  # fmt: skip
-    key = next_key(seed, draws, GETTERS)
+    key = next_key(seed, key_calls, GETTERS)
     for r in prange(qpos.shape[0]):
         for j in range(qpos.shape[1]):
             out_qpos[r, j] = qpos[r, j]
@@ -95,10 +96,10 @@ def walk_rows(
 
 @njit(parallel=True, cache=True)
 def motion_rows(
-    seed, draws, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
+    seed, key_calls, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
     out_pos, out_quat, out_lin, out_ang, out_jpos, out_jvel, out_noise,
 ):  # fmt: skip
-    key = next_key(seed, draws, GETTERS)
+    key = next_key(seed, key_calls, GETTERS)
     for r in prange(qpos.shape[0]):
         for k in range(bodies.shape[0]):
             b = bodies[k]

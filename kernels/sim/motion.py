@@ -67,7 +67,7 @@ class MotionEnv(TaskEnv):
         s = self.sim
         getters.motion_rows(
             self.seed,
-            self.draws,
+            self.key_calls,
             s["xpos"],
             s["xquat"],
             s["cvel"],
@@ -89,7 +89,7 @@ class MotionEnv(TaskEnv):
         snap = self.snap
         bookkeeping.motion_advance(
             self.seed,
-            self.draws,
+            self.key_calls,
             out["done"],
             self.just_reset,
             self.episode_steps,
@@ -113,7 +113,7 @@ class MotionEnv(TaskEnv):
         resets.motion_reset(
             rows,
             self.seed,
-            self.draws,
+            self.key_calls,
             self.fail_ema,  # adaptive sampling (spec B7)
             UNIFORM_RATIO,
             self.frames,

@@ -47,14 +47,14 @@ class WalkEnv(TaskEnv):
 
     def push(self) -> None:
         bookkeeping.walk_push(
-            self.seed, self.draws, self.push_steps, self.push_interval, PUSH_MAGNITUDE, self.sim.qvel
+            self.seed, self.key_calls, self.push_steps, self.push_interval, PUSH_MAGNITUDE, self.sim.qvel
         )
 
     def _get(self, out: dict[str, np.ndarray]) -> None:
         s = self.sim
         getters.walk_rows(
             self.seed,
-            self.draws,
+            self.key_calls,
             s.qpos,
             s.qvel,
             s["sensordata"],
@@ -73,7 +73,7 @@ class WalkEnv(TaskEnv):
         snap = self.snap
         bookkeeping.walk_advance(
             self.seed,
-            self.draws,
+            self.key_calls,
             out["done"],
             self.just_reset,
             self.episode_steps,
@@ -95,7 +95,7 @@ class WalkEnv(TaskEnv):
         resets.walk_reset(
             rows,
             self.seed,
-            self.draws,
+            self.key_calls,
             self.key_qpos,
             COMMAND_RANGE,
             ZERO_COMMAND_PROB,

@@ -7,6 +7,7 @@ import math
 import mujoco
 import numpy as np
 import pytest
+from numba import njit
 
 from kernels import geometry as g
 
@@ -109,6 +110,27 @@ def test_angles_match_mujoco_sub_quat():
     for k, (a, b) in enumerate(zip(QUATS, OTHERS, strict=True)):
         assert g.quat_diff_angle(scalar(a), scalar(b)) == pytest.approx(want[k], abs=ATOL)
         assert g.quat_angle(scalar(a)) == pytest.approx(want_single[k], abs=ATOL)
+
+
+@njit(error_model="numpy")
+def _branchless_angles(a, b, out):
+    for k in range(a.shape[0]):
+        out[k] = g.quat_diff_angle_branchless(
+            (a[k, 0], a[k, 1], a[k, 2], a[k, 3]), (b[k, 0], b[k, 1], b[k, 2], b[k, 3])
+        )
+
+
+def test_branchless_angle_is_the_angle():
+    """The vectorisable angle against quat_diff_angle: random pairs (both signs of w), each quaternion with
+    itself (0) and with its negation (the same rotation, 0), and a half turn (pi)."""
+    half_turn = np.array([[0.0, 1.0, 0.0, 0.0]])
+    a = np.concatenate([QUATS, QUATS, QUATS, half_turn])
+    b = np.concatenate([OTHERS, QUATS, -QUATS, [[1.0, 0.0, 0.0, 0.0]]])
+    out = np.full(len(a), np.nan)
+    _branchless_angles(a, b, out)
+    want = np.array([g.quat_diff_angle(scalar(x), scalar(y)) for x, y in zip(a, b, strict=True)])
+    np.testing.assert_allclose(out, want, rtol=1e-15, atol=1e-7)  # atol: sqrt of rounding near angle 0
+    assert out[-1] == pytest.approx(np.pi, abs=1e-15)
 
 
 def test_angle_sign_rule():

@@ -11,7 +11,7 @@ from kernels.sim.walk import COMMAND_RANGE, COMMAND_RESAMPLE_STEPS, EPISODE_STEP
 SEED = 11
 
 
-def _draws() -> np.ndarray:
+def _key_calls() -> np.ndarray:
     return np.zeros(getters.N_STREAMS, np.int64)
 
 
@@ -31,7 +31,7 @@ def _walk(n: int, **state):
     arrays.update(state)
     a = arrays
     bookkeeping.walk_advance(
-        SEED, _draws(), a["done"], a["just_reset"], a["episode_steps"], a["command_steps"], a["commands"], COMMAND_RANGE,
+        SEED, _key_calls(), a["done"], a["just_reset"], a["episode_steps"], a["command_steps"], a["commands"], COMMAND_RANGE,
         ZERO_COMMAND_PROB, COMMAND_RESAMPLE_STEPS, EPISODE_STEPS, a["phase"], a["feet_air_time"],
         a["last_contact"], a["feet_peak_height"], a["reset"],
     )  # fmt: skip
@@ -65,11 +65,11 @@ def test_walk_push_every_interval_adds_a_horizontal_kick_within_the_magnitude_ra
     n = 500
     push_steps, interval = np.zeros(n, np.int64), np.full(n, 3, np.int64)
     qvel = np.zeros((n, 35))
-    draws = _draws()
+    key_calls = _key_calls()
     for step in range(1, 7):
         before = qvel.copy()
-        bookkeeping.walk_push(1, draws, push_steps, interval, np.array([0.1, 2.0]), qvel)
-        assert draws.tolist() == [0, 0, step]  # each call draws the next key of the bookkeeping stream
+        bookkeeping.walk_push(1, key_calls, push_steps, interval, np.array([0.1, 2.0]), qvel)
+        assert key_calls.tolist() == [0, 0, step]  # each call draws the next key of the bookkeeping stream
         kicked = np.linalg.norm(qvel[:, :2] - before[:, :2], axis=1)
         if step % 3 == 0:
             assert ((kicked >= 0.1 - 1e-9) & (kicked <= 2.0 + 1e-9)).all()
@@ -95,7 +95,7 @@ def _motion(n: int, frames: int = 100, **state):
     }
     a.update(state)
     bookkeeping.motion_advance(
-        SEED, _draws(), a["done"], a["just_reset"], a["episode_steps"], a["time_steps"], frames, 500, a["failed"],
+        SEED, _key_calls(), a["done"], a["just_reset"], a["episode_steps"], a["time_steps"], frames, 500, a["failed"],
         a["fail_ema"], 0.25, a["push_countdown"], np.array([50.0, 150.0]), np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.78]), a["qpos"],
         a["qvel"], a["reset"], a["resample"],
     )  # fmt: skip

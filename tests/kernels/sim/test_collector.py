@@ -150,9 +150,9 @@ def test_calls_are_timed_in_the_loop_and_unwrapped_afterwards():
     # the compiled calls derive their keys (no call per key runs): the first observation and each step draw
     # one of the getter stream, each step two of the bookkeeping stream (push, advance) besides the first
     # observation's, and each reset call one of the reset stream
-    draws = c.env.draws
-    assert draws[getters.GETTERS] == c.steps + 1 and draws[getters.BOOKKEEPING] == 2 * c.steps + 1
-    assert 1 <= draws[getters.RESETS] <= c.steps + 1
+    key_calls = c.env.key_calls
+    assert key_calls[getters.GETTERS] == c.steps + 1 and key_calls[getters.BOOKKEEPING] == 2 * c.steps + 1
+    assert 1 <= key_calls[getters.RESETS] <= c.steps + 1
     # the kernel's compiled call is part of update_state, so it cannot take longer
     assert calls["kernel._run"]["us_per_env_step"] <= calls["kernel.update_state"]["us_per_env_step"]
     step_us = report.step_s.mean() * 1e6 / 8

@@ -75,22 +75,38 @@ def test_motion_getters_agree_with_mj_object_velocity(motion):
 
 def test_noise_is_uniform_and_independent_of_the_thread_count(collector):
     env = collector.env
-    start = env.draws.copy()
+    start = env.key_calls.copy()
     draws = []
     for threads in (1, 2):
         out = {name: np.empty_like(env.snap[name]) for name in env.physical}
-        env.draws[:] = start  # the same draw of the getter stream, once per thread count
+        env.key_calls[:] = start  # the same draw of the getter stream, once per thread count
         numba.set_num_threads(threads)
         try:
             env._get(out)
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         draws.append(out["noise_u"])
-    assert env.draws[getters.GETTERS] == start[getters.GETTERS] + 1  # and the call counted it
+    assert env.key_calls[getters.GETTERS] == start[getters.GETTERS] + 1  # and the call counted it
     np.testing.assert_array_equal(draws[0], draws[1])
     assert len(np.unique(draws[0])) == draws[0].size  # no repeats across rows and columns
     env._get(out)
     assert not np.array_equal(out["noise_u"], draws[0])  # the next draw is fresh
+
+
+@numba.njit
+def _next_keys(seed, key_calls, stream_id, n):
+    return [getters.next_key(seed, key_calls, stream_id) for _ in range(n)]
+
+
+def test_next_key_is_the_streams_next_call():
+    """next_key counts the calls of each stream and gives the keys env.key gave before it:
+    stream(seed, (stream << 56) + call)."""
+    key_calls = np.array([5, 0, 2], np.int64)
+    keys = _next_keys(9, key_calls, getters.BOOKKEEPING, 3)
+    assert keys == [getters.stream(9, (2 << 56) + call) for call in (2, 3, 4)]
+    assert key_calls.tolist() == [5, 0, 5]
+    assert _next_keys(9, key_calls, getters.GETTERS, 1) == [getters.stream(9, 5)]
+    assert len(set(keys) | {getters.stream(9, (1 << 56) + 2)}) == 4  # the streams of one seed do not meet
 
 
 def test_getter_noise_is_uniform_in_every_column():
