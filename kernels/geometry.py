@@ -9,13 +9,12 @@ Each formula is written once, on components (a tuple of floats or a tuple of arr
 - ``quat_mul_np`` etc.: vectorised NumPy versions for the reference, on ``(..., 4)`` / ``(..., 3)`` arrays that
   broadcast against each other.
 
-The three composites (inverse rotation, angle between two quaternions, 6D code) are composed from the
-formulas in each form. ``quat_diff_angle_branchless`` is the scalar angle with the branch-free atan2 of
-``kernels.scalar`` instead of libm's, for the loops LLVM should vectorise; it is inlined at Numba's IR level,
-so that its caller's error model applies. ``mat_vec`` / ``mat_t_vec`` exist only as scalars: kernels rotate many vectors by one
-matrix, the reference rotates with quaternions; so do the kernels' gathers (``vec3_at``, ``quat_at``) and the
-small vector helpers ``sub3`` / ``sq_norm3``. The inverse of a unit quaternion is its conjugate; nothing here
-normalises.
+The three composites (inverse rotation, angle between two quaternions, 6D code) are composed from the formulas in
+each form. ``quat_diff_angle_branchless`` is the scalar angle with the branch-free atan2 of ``kernels.scalar``
+instead of libm's, for the loops LLVM should vectorise; it is inlined at Numba's IR level, so that its caller's
+error model applies. ``mat_vec`` / ``mat_t_vec`` exist only as scalars: kernels rotate many vectors by one matrix,
+the reference rotates with quaternions; so do the kernels' gathers (``vec3_at``, ``quat_at``) and the small vector
+helpers ``sub3`` / ``sq_norm3``. The inverse of a unit quaternion is its conjugate; nothing here normalises.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ _ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1, -7.500855792
            -1.228866684490136173410e2, -6.485021904942025371773e1)  # fmt: skip
 _ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2, 4.328810604912902668951e2,
            4.853903996359136964868e2, 1.945506571482613964425e2)  # fmt: skip
-_TAN_3PI_8_INV = 0.66  # Cephes' switch to atan(r) = pi/4 + atan((r - 1) / (r + 1))
+_ATAN_MID = 0.66  # Cephes' switch to atan(r) = pi/4 + atan((r - 1) / (r + 1))
 
 
 @njit(inline="always")
@@ -75,7 +75,7 @@ def atan2_nonneg(y, x):
     (no divisor here can be zero).
     """
     r = min(y, x) / max(y, x, 5e-324)  # the smallest subnormal: any pair of non-zero inputs keeps its ratio
-    high = r > _TAN_3PI_8_INV
+    high = r > _ATAN_MID
     z = (r - 1.0) / (r + 1.0) if high else r
     zz = z * z
     p = (((_ATAN_P[0] * zz + _ATAN_P[1]) * zz + _ATAN_P[2]) * zz + _ATAN_P[3]) * zz + _ATAN_P[4]

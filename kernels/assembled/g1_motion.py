@@ -1,14 +1,15 @@
 """The g1_motion assembler: a plan becomes the source of one fused ``prange`` kernel (implementation ``assembled``).
 
-The generated kernel has the shape of the hand-written one (``kernels.handwritten.g1_motion``): per env it
-gathers the anchors of frames t and t' = min(t + 1, T - 1), evaluates the plan's terminations and anchor terms,
-then does the 14 bodies in three loops: a gather loop takes the body position and velocity errors and fills
-the per-thread lanes (``kernels.scalar.LANES``) of a generated ``body_lanes`` pass, which LLVM vectorises: the
-orientation errors, the p̃/q̃ update that every plan has because it is state, and the critic's body blocks when
-the plan asks for them; a store loop writes them out. One pass over the 29 joints does the joint sums and
-per-joint observation blocks. Each shared quantity is emitted once and only when a term of the plan needs it.
-Weights, kernel widths, thresholds, column offsets and noise coefficients are literals (a zero noise level emits
-no noise code at all); there is no runtime term switch, weight array or workspace of intermediate results. Print it with ``print(kernels.load("g1_motion", "assembled", num_envs=1, plan=plan).source)``.
+The generated kernel has the shape of the hand-written one (``kernels.handwritten.g1_motion``): per env it gathers
+the anchors of frames t and t' = min(t + 1, T - 1), evaluates the plan's terminations and anchor terms, then does
+the 14 bodies in three loops: a gather loop takes the body position and velocity errors and fills the per-thread
+lanes (``kernels.scalar.LANES``) of a generated ``body_lanes`` pass, which LLVM vectorises: the orientation
+errors, the p̃/q̃ update that every plan has because it is state, and the critic's body blocks when the plan asks
+for them; a store loop writes them out. One pass over the 29 joints does the joint sums and per-joint observation
+blocks. Each shared quantity is emitted once and only when a term of the plan needs it. Weights, kernel widths,
+thresholds, column offsets and noise coefficients are literals (a zero noise level emits no noise code at all);
+there is no runtime term switch, weight array or workspace of intermediate results. Print it with
+``print(kernels.load("g1_motion", "assembled", num_envs=1, plan=plan).source)``.
 """
 
 from __future__ import annotations
@@ -37,14 +38,15 @@ BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "anchor_angle": (("frame_t",), ("anchor_angle = quat_diff_angle(qm, qa)",)),
     "root": ((), ("q_root = quat_at(body_quat, i, ROOT)",)),
 }
-# Per-body locals and sums over the 14 bodies: name -> (locals, lines). The gather loop takes these sums and
-# fills the lanes (kernels.scalar.LANES) of the vectorised per-body pass, which updates p̃/q̃ every plan has.
+# The bodies: a gather loop takes the BODY_SUMS and fills the lanes (kernels.scalar.LANES) of the vectorised
+# per-body pass, which computes the terms of the LANE_SUMS, the p̃/q̃ update every plan has and the body blocks.
 # Per-body locals: name -> (width, line); the lane pass reads those it needs from its lanes.
 BODY_LOCALS = {
     "pr": (3, "pr = vec3_at(body_pos, i, b)"),
     "qr": (4, "qr = quat_at(body_quat, i, b)"),
     "rq": (4, "rq = quat_at(rel_quat, i, b)"),
 }
+# Sums the gather loop takes: name -> (locals, lines).
 BODY_SUMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "pos_err": (("pr",), ("pos_err += sq_norm3(sub3(vec3_at(rel_pos, i, b), pr))",)),
     "lin_err": (
@@ -216,6 +218,7 @@ def generate(plan: TaskPlan) -> str:
     writes = _writes(plan)
     needs = _needs(plan, writes)
     lanes = Lanes.of(needs, writes)
+    params = [*ARGS.values(), "reward", "done", *outs, "term_means", "scratch", "lane_scratch"]
 
     src = Source()
     src(
@@ -260,7 +263,7 @@ def generate(plan: TaskPlan) -> str:
     _emit_lane_pass(src, lanes)
     src(
         "@njit(parallel=True, cache=True)",
-        f"def update_state_kernel({', '.join([*ARGS.values(), 'reward', 'done', *outs, 'term_means', 'scratch', 'lane_scratch'])}):",
+        f"def update_state_kernel({', '.join(params)}):",
     ).indent()
     src(
         "n = body_pos.shape[0]",

@@ -116,7 +116,9 @@ assert NB <= LANES
 @njit(error_model="numpy")
 def body_lanes(s, pa, pm1, delta_r, delta_q, ra, qa_inv):
     """Per body: its squared angle to the incoming q̃ (spec B3), the new p̃/q̃ from frame t' (B2) and its
-    critic blocks in the anchor frame (B5), in one branch-free loop over the lanes of ``s``."""
+    critic blocks in the anchor frame (B5), in one branch-free loop over the lanes of ``s``.
+
+    p̃_b = Δp + R(Δq)(p^m_b − p^m_a), q̃_b = Δq ⊗ q^m_b at frame t', with Δp = (p^r_a,x, p^r_a,y, p^m_a,z)."""
     for b in range(LANES):
         p = lanes3(s, L_POS, b)
         q = lanes4(s, L_QUAT, b)
