@@ -405,7 +405,7 @@ def _emit_body_loop(src: Source, needs: set[str], writes: dict[str, list[Write]]
     """The bodies: a gather loop for the sums of the reward errors (1) that fills the lanes, the lane pass for
     the rest of (1), the p̃/q̃ update every plan has (2) and the body blocks (3), and a loop storing its results."""
     body_sums = [name for name in BODY_SUMS if name in needs]
-    locals_ = [name for name in BODY_LOCALS if name in needs or name in lanes.inputs]
+    locals_ = [name for name in BODY_LOCALS if name in needs]  # the lane inputs are among them
     src("lanes = lane_scratch[tid]", *(f"{name} = 0.0" for name in body_sums), "for b in range(NB):").indent()
     src(*(BODY_LOCALS[name][1] for name in locals_))
     for name in body_sums:
