@@ -99,18 +99,16 @@ def machine() -> dict:
 
 
 def machine_id(fingerprint: dict) -> str:
-    """A stable hash of what makes two machines comparable (everything but host name and kernel)."""
-    keys = (
-        "arch",
-        "cpu_model",
-        "cpu_flags",
-        "logical_cpus",
-        "physical_cores",
-        "sockets",
-        "numa_nodes",
-        "caches",
-    )
-    payload = json.dumps({k: fingerprint[k] for k in keys}, sort_keys=True)
+    """A stable hash of what makes two machines comparable: CPU, topology and caches.
+
+    Memory sizes are recorded but not hashed: on VMs with ballooned memory a NUMA node's MemTotal drifts by
+    128 MB steps between processes (7897 / 8025 / 8153 MB within one run here), which would split one machine
+    into several. Host name and kernel are not hashed either, so identical runners compare as one kind.
+    """
+    keys = ("arch", "cpu_model", "cpu_flags", "logical_cpus", "physical_cores", "sockets", "caches")
+    payload = {k: fingerprint[k] for k in keys}
+    payload["numa_nodes"] = {node: info["cpus"] for node, info in fingerprint["numa_nodes"].items()}
+    payload = json.dumps(payload, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
