@@ -1,0 +1,349 @@
+"""The deterministic cost of ``update_state``: instructions and simulated cache misses per call, under callgrind.
+
+Wall time on a shared 2-core runner cannot resolve a few percent (GATE.md); instruction counts can. One
+valgrind process measures every requested cell (``kernels.cost.worker``), with instrumentation on only around
+the measured calls, and each call's costs dumped on its own (``callgrind.dump_stats_at``):
+
+- **Machine code.** Numba keys its cache by CPU name and features, and valgrind's emulated CPU is not the host's.
+  Every cost process pins Numba's target to ``TARGET`` (x86-64-v3: AVX2 and FMA, which valgrind 3.19 emulates),
+  and a native process compiles the kernels for that target first (``fill``), so valgrind only loads them
+  from the cache. Base, head and every machine of a fleet measure the same target's code; it is not the
+  host-tuned code the wall-time cells run (that code is what ``time_update_state`` measures).
+- **Determinism.** One thread on Numba's workqueue layer (no spinning OpenMP workers), ``PYTHONHASHSEED=0``,
+  fixed synthetic inputs (seed 0) and a fixed simulated cache (``CACHE``), so a cell's cost depends only on
+  the code. ``fusegate cost`` prints each cell's spread over its calls; two processes agree to 0.01% here.
+- **Estimated cycles** weigh the cache simulation's hits and misses as Iai-Callgrind does (L1 hit 1, LL hit 5,
+  RAM 35 cycles; the weights of Itamar Turner-Trauring's "Ir + cache" model that CodSpeed and Iai adopted):
+  ``EstimatedCycles = L1 hits + 5 * LL hits + 35 * RAM hits``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+FORMAT = 1
+REFERENCE = "numpy"  # kernels.registry.REFERENCE, without importing Numba into the driver
+TARGET = {"NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
+# A fixed simulated cache (size, associativity, line bytes), so a cost never depends on what valgrind reads
+# from the host's cpuid (a VM here reports a 256 MiB direct-mapped LL).
+CACHE = {"I1": (32768, 8, 64), "D1": (32768, 8, 64), "LL": (8 * 1024 * 1024, 16, 64)}
+EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+WEIGHTS = {"l1_hit": 1, "ll_hit": 5, "ram": 35}
+METRICS = {  # what a cost cell reports per call, and its unit
+    "instructions": "instructions",
+    "l1_misses": "misses",
+    "ll_misses": "misses",
+    "estimated_cycles": "cycles",
+}
+CALLS = 3  # measured calls per cell, after one warm call; every call is dumped on its own
+INSTALL_HINT = (
+    "install valgrind (Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind), "
+    "or set FUSEGATE_VALGRIND to its path"
+)
+
+
+class CostError(RuntimeError):
+    """The cost pass could not run (no valgrind, the worker died): says what and what to do."""
+
+
+@dataclass(frozen=True, kw_only=True, order=True)
+class Cell:
+    task: str
+    impl: str
+    num_envs: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.task}/{self.impl}/{self.num_envs}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellCost:
+    """Per-call costs of one cell (the measured calls' total over their count), or the error that stopped it."""
+
+    task: str
+    impl: str
+    num_envs: int
+    calls: int = 0
+    instructions: float | None = None
+    l1_misses: float | None = None
+    ll_misses: float | None = None
+    estimated_cycles: float | None = None
+    # (max - min) / mean of the calls' instructions. Calls differ in work, not by noise: state arrays evolve in
+    # place and envs reset, the same way in every process (the first measured call of g1_walk at 4096 envs
+    # runs 1.1% more instructions than the next two).
+    spread: float | None = None
+    error: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def valgrind() -> str:
+    """The valgrind executable, or a CostError saying how to install it."""
+    path = os.environ.get("FUSEGATE_VALGRIND") or shutil.which("valgrind")
+    if not path or not os.access(path, os.X_OK):
+        raise CostError(f"the cost signal needs valgrind, which is not on this machine: {INSTALL_HINT}")
+    return path
+
+
+def ensure_valgrind(*, install: bool = False, say=print) -> str:
+    """valgrind's path; when it is missing and ``install`` is set, install Debian's package (as root, with
+    apt-get), else a CostError with the install command."""
+    try:
+        return valgrind()
+    except CostError:
+        if not install or os.geteuid() != 0 or not shutil.which("apt-get"):
+            raise
+    say("valgrind is missing (the cost signal needs it): apt-get install valgrind")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "valgrind"]):
+        if subprocess.run(command, env=env, check=False, capture_output=True).returncode != 0:
+            raise CostError(f"{' '.join(command)} failed: {INSTALL_HINT}")
+    return valgrind()
+
+
+def valgrind_version() -> str:
+    try:
+        done = subprocess.run(
+            [valgrind(), "--version"], capture_output=True, text=True, check=True, timeout=30
+        )
+    except (CostError, OSError, subprocess.SubprocessError):
+        return "not installed"
+    return done.stdout.strip().removeprefix("valgrind-")
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of every cost process, native fill and valgrind alike."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_CPU", "FUSEGATE_"))}
+    env.update(TARGET)
+    import kernels  # the cache directory of this source tree
+
+    env.update(
+        NUMBA_CACHE_DIR=str(Path(kernels.NUMBA_CACHE_DIR).parent),
+        NUMBA_NUM_THREADS="1",
+        NUMBA_THREADING_LAYER="workqueue",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        PYTHONHASHSEED="0",
+    )
+    return env
+
+
+def callgrind_command(out_dir: Path, job: int = 0) -> list[str]:
+    return [
+        valgrind(),
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--cache-sim=yes",
+        *(f"--{name}={size},{ways},{line}" for name, (size, ways, line) in CACHE.items()),
+        f"--callgrind-out-file={out_dir}/callgrind.out.%p",
+        f"--log-file={out_dir}/valgrind.{job}.log",
+    ]
+
+
+_TRIGGER = "desc: Trigger: Client Request: "
+
+
+def parse_dump(text: str) -> tuple[str, dict[str, int]]:
+    """(client-request label, event totals) of one callgrind output file."""
+    label, events, totals = "", None, None
+    for line in text.splitlines():
+        if line.startswith(_TRIGGER):
+            label = line.removeprefix(_TRIGGER).strip()
+        elif line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("totals:"):
+            totals = [int(x) for x in line.split()[1:]]
+    if events is None or totals is None:
+        raise CostError("a callgrind output file has no events or totals line")
+    return label, dict(zip(events, totals, strict=False))
+
+
+def per_call(events: dict[str, int]) -> dict[str, float]:
+    """Instructions, L1 and LL misses and estimated cycles of one dump."""
+    get = events.get
+    accesses = get("Ir", 0) + get("Dr", 0) + get("Dw", 0)
+    l1 = get("I1mr", 0) + get("D1mr", 0) + get("D1mw", 0)
+    ll = get("ILmr", 0) + get("DLmr", 0) + get("DLmw", 0)
+    cycles = WEIGHTS["l1_hit"] * (accesses - l1) + WEIGHTS["ll_hit"] * (l1 - ll) + WEIGHTS["ram"] * ll
+    return {"instructions": get("Ir", 0), "l1_misses": l1, "ll_misses": ll, "estimated_cycles": cycles}
+
+
+def collect(out_dir: Path, cells: list[Cell], errors: dict[str, str]) -> list[CellCost]:
+    """Every cell's per-call medians from the dumps in ``out_dir`` (labels ``<cell>#<call>``)."""
+    calls: dict[str, list[dict[str, float]]] = {}
+    for path in sorted(out_dir.glob("callgrind.out.*")):
+        label, events = parse_dump(path.read_text())
+        cell, _, call = label.rpartition("#")
+        if cell and call.isdigit():
+            calls.setdefault(cell, []).append(per_call(events))
+    out = []
+    for cell in cells:
+        measured = calls.get(cell.label, [])
+        if cell.label in errors or not measured:
+            error = errors.get(cell.label, "no measured call (the worker stopped before this cell)")
+            out.append(CellCost(task=cell.task, impl=cell.impl, num_envs=cell.num_envs, error=error))
+            continue
+        means = {key: sum(c[key] for c in measured) / len(measured) for key in METRICS}
+        irs = [c["instructions"] for c in measured]
+        spread = (max(irs) - min(irs)) / means["instructions"] if means["instructions"] else 0.0
+        out.append(
+            CellCost(
+                task=cell.task,
+                impl=cell.impl,
+                num_envs=cell.num_envs,
+                calls=len(measured),
+                spread=spread,
+                **means,
+            )
+        )
+    return out
+
+
+def _start(args: list[str], *, env: dict, log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+
+
+def _wait(procs: list[tuple[subprocess.Popen, Path]], *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    for proc, log in procs:
+        try:
+            code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for p, _ in procs:
+                p.kill()
+            raise CostError(f"{what} ran past {timeout:.0f} s; see {log}") from None
+        if code != 0:
+            tail = "\n".join(log.read_text(errors="replace").strip().splitlines()[-15:])
+            raise CostError(f"{what} exited with {code}:\n{tail}")
+
+
+# Instructions per env and call under callgrind, measured here (fusegate cost, quick profile): what balances
+# the cells over the worker processes. An implementation not listed counts as a fused kernel of its task.
+_PER_ENV = {
+    ("g1_walk", "numpy"): 10_000, ("g1_walk", "assembled_generic"): 7_800, ("g1_walk", None): 2_000,
+    ("g1_motion", "numpy"): 50_000, ("g1_motion", "assembled_generic"): 17_000, ("g1_motion", None): 6_800,
+}  # fmt: skip
+
+
+def weight(cell: Cell, calls: int = CALLS) -> float:
+    """Relative time of a cell under callgrind (instructions of its instrumented calls)."""
+    per_env = _PER_ENV.get((cell.task, cell.impl)) or _PER_ENV.get((cell.task, None), 5_000)
+    return per_env * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
+
+
+def calls_for(cell: Cell, calls: int = CALLS) -> int:
+    """Measured calls of a cell: the NumPy reference takes one (a call of it at 32768 envs costs ~30 s under
+    callgrind, and its count is as exact as any other); fused kernels take ``calls``."""
+    return 1 if cell.impl == REFERENCE else calls
+
+
+def warm_for(cell: Cell) -> int:
+    """Instrumented calls before the measured ones, so the simulated cache holds the kernel's data: one for the
+    fused kernels; none for the reference, whose arrays and temporaries are many times the simulated LL."""
+    return 0 if cell.impl == REFERENCE else 1
+
+
+def partition(cells: list[Cell], jobs: int) -> list[list[Cell]]:
+    """Cells over ``jobs`` processes: the cells of one kernel (task, implementation) stay together, so each
+    process compiles and loads only its own kernels; the heaviest kernel goes onto the lightest process."""
+    kernels: dict[tuple[str, str], list[Cell]] = {}
+    for cell in cells:
+        kernels.setdefault((cell.task, cell.impl), []).append(cell)
+    loads, groups = [0.0] * jobs, [[] for _ in range(jobs)]
+    for group in sorted(kernels.values(), key=lambda g: sum(map(weight, g)), reverse=True):
+        i = loads.index(min(loads))
+        loads[i] += sum(map(weight, group))
+        groups[i].extend(group)
+    order = {c: k for k, c in enumerate(cells)}
+    return [sorted(g, key=order.__getitem__) for g in groups if g]
+
+
+def jobs_default() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def measure(
+    cells: list[Cell],
+    *,
+    calls: int = CALLS,
+    jobs: int | None = None,
+    timeout: float = 1800,
+    keep: Path | None = None,
+) -> dict:
+    """Every cell's cost, in ``jobs`` valgrind processes at once (callgrind counts are independent of load);
+    returns ``{"cells": [...], "seconds": {...}, ...}`` (``format`` FORMAT)."""
+    valgrind()  # fails early, with the install hint, when valgrind is missing
+    env = worker_env()
+    groups = partition(cells, jobs or jobs_default())
+    seconds: dict = {}
+    with tempfile.TemporaryDirectory(prefix="fusegate-cost-") as tmp:
+        out_dir = Path(keep) if keep else Path(tmp)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for old in out_dir.glob("*"):
+            if old.is_file():
+                old.unlink()
+        workers = []
+        for i, group in enumerate(groups):
+            spec = {
+                "format": FORMAT,
+                "cells": [{**asdict(c), "calls": calls_for(c, calls), "warm": warm_for(c)} for c in group],
+            }
+            (out_dir / f"cells.{i}.json").write_text(json.dumps(spec))
+            workers.append(
+                [
+                    sys.executable,
+                    "-m",
+                    "kernels.cost.worker",
+                    str(out_dir / f"cells.{i}.json"),
+                    str(out_dir / f"report.{i}.json"),
+                ]
+            )
+        t0 = time.perf_counter()
+        fills = [
+            _start([*w, "--fill"], env=env, log=out_dir / f"fill.{i}.log") for i, w in enumerate(workers)
+        ]
+        _wait(
+            [(p, out_dir / f"fill.{i}.log") for i, p in enumerate(fills)],
+            timeout=timeout,
+            what="the native compile for the pinned target",
+        )
+        seconds["fill"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        runs = [
+            _start([*callgrind_command(out_dir, i), *w], env=env, log=out_dir / f"worker.{i}.log")
+            for i, w in enumerate(workers)
+        ]
+        _wait(
+            [(p, out_dir / f"worker.{i}.log") for i, p in enumerate(runs)],
+            timeout=timeout,
+            what="the callgrind worker",
+        )
+        seconds["valgrind"] = time.perf_counter() - t0
+        errors: dict[str, str] = {}
+        for i in range(len(groups)):
+            report = json.loads((out_dir / f"report.{i}.json").read_text())
+            errors.update(report["errors"])
+            seconds[f"worker {i}"] = report["seconds"]
+        costs = collect(out_dir, cells, errors)
+    return {
+        "format": FORMAT,
+        "target": TARGET["NUMBA_CPU_NAME"],
+        "cache": {k: list(v) for k, v in CACHE.items()},
+        "weights": WEIGHTS,
+        "calls": calls,
+        "jobs": len(groups),
+        "valgrind": valgrind_version(),
+        "seconds": seconds,
+        "cells": [c.to_dict() for c in costs],
+    }
