@@ -5,7 +5,8 @@ full thread count, so ``asv continuous main HEAD`` finishes in minutes on a 2-co
 2^18 envs over every power-of-two thread count the placement allows. The 1-thread cells are the quiet ones on a
 shared machine: a 2-thread kernel on 2 cores stalls whenever a neighbour takes a core (an asv A/A moved 2-thread
 cells by up to 1.5x, and a 15-20% slowdown of the hand-written kernel went unseen at 2 threads).
-``FUSEGATE_BENCH_THREADS`` overrides the thread list (e.g. ``1,8,16,32``). The placement comes from the
+``FUSEGATE_BENCH_THREADS`` overrides the thread list (e.g. ``1,8,16,32``); ``FUSEGATE_BENCH_TASKS``,
+``FUSEGATE_BENCH_IMPLS`` and ``FUSEGATE_BENCH_ENVS`` narrow the other axes (the scenario harness uses them). The placement comes from the
 ``FUSEGATE_*`` variables (``kernels.placement``) and is applied in every benchmark process before any array is
 allocated; what was asked and what the OS granted is written, with the machine and software fingerprints, to a
 sidecar next to asv's results, so every stored result can be traced back to where it ran.
@@ -40,9 +41,23 @@ def _threads() -> list[int]:
     return [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= cpus]
 
 
-TASKS = list(kernels.TASKS)
-IMPLS = list(kernels.IMPLS)
-NUM_ENVS = [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)]
+def _override(name: str, default: list, allowed=None, kind=str) -> list:
+    """A profile's grid axis, or the comma-separated list in ``name`` (e.g. for a narrowed scenario run)."""
+    text = os.environ.get(name)
+    if not text:
+        return default
+    values = [kind(v) for v in text.split(",")]
+    unknown = [v for v in values if allowed is not None and v not in allowed]
+    if unknown:
+        raise ValueError(f"{name}: unknown {', '.join(map(str, unknown))}; known: {', '.join(allowed)}")
+    return values
+
+
+TASKS = _override("FUSEGATE_BENCH_TASKS", list(kernels.TASKS), kernels.TASKS)
+IMPLS = _override("FUSEGATE_BENCH_IMPLS", list(kernels.IMPLS), kernels.IMPLS)
+NUM_ENVS = _override(
+    "FUSEGATE_BENCH_ENVS", [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)], kind=int
+)
 THREADS = _threads()
 PAIRS = 40 if PROFILE == "quick" else 60
 # The track_ suites (bandwidth and CPU metrics, JIT times, paired ratios) are single values per process: asv
@@ -88,15 +103,22 @@ def snapshot(task: str, num_envs: int, threads: int) -> dict:
 def checked_kernel(task: str, impl: str, num_envs: int, threads: int, snap: dict):
     """The kernel, after a parity check against the reference on this snapshot (which also warms the JIT).
 
-    A failing implementation raises, so asv reports the benchmark as failed instead of timing it.
+    A failing implementation raises, so asv reports the benchmark as failed instead of timing it; the exception
+    goes to the sidecar first (asv keeps no exception text in its results), so the gate's row can name it.
     """
-    if impl != registry.REFERENCE:
-        report = parity.compare_on(kernels.copy_snapshot(snap), task=task, impl=impl, threads=threads)
-        if not report.ok:
-            bad = ", ".join(f"{a.name} (max abs {a.max_abs:.3g})" for a in report.arrays if not a.ok)
-            raise RuntimeError(f"{task}/{impl} fails parity with the NumPy reference: {bad}")
-    kernel = kernels.load(task, impl, num_envs=num_envs, threads=threads)
-    kernel.update_state(snap)
+    try:
+        if impl != registry.REFERENCE:
+            report = parity.compare_on(kernels.copy_snapshot(snap), task=task, impl=impl, threads=threads)
+            if not report.ok:
+                bad = ", ".join(f"{a.name} (max abs {a.max_abs:.3g})" for a in report.arrays if not a.ok)
+                raise RuntimeError(f"{task}/{impl} fails parity with the NumPy reference: {bad}")
+        kernel = kernels.load(task, impl, num_envs=num_envs, threads=threads)
+        kernel.update_state(snap)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"[:2000]
+        cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
+        write_sidecar("failure", {**cell, "message": message})
+        raise
     return kernel
 
 

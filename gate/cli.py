@@ -158,6 +158,40 @@ def cmd_kernels_bench(args: argparse.Namespace) -> int:
     return _bench_and_print(args, args.task, args.impl)
 
 
+def cmd_kernels_cost(args: argparse.Namespace) -> int:
+    """Per-call cost of each cell under callgrind, in ``--processes`` fresh measurements; their differences."""
+    from kernels import cost
+
+    cells = [
+        cost.Cell(task=t, impl=i, num_envs=n)
+        for t in args.task
+        for i in args.impl
+        if i in registry.available(t)
+        for n in args.num_envs
+    ]
+    try:
+        cost.ensure_valgrind(install=args.install, say=render.console(stderr=True).print)
+    except cost.CostError as exc:
+        raise ValueError(str(exc)) from None
+    runs = []
+    with _progress(render.console(stderr=True)) as progress:
+        job = progress.add_task("callgrind", total=args.processes)
+        for k in range(args.processes):
+            progress.update(
+                job, description=f"callgrind: {len(cells)} cells, measurement {k + 1}/{args.processes}"
+            )
+            try:
+                runs.append(cost.measure(cells, calls=args.calls, jobs=args.jobs))
+            except cost.CostError as exc:
+                raise ValueError(str(exc)) from None
+            progress.advance(job)
+    if args.json:
+        print(json.dumps({"runs": runs}, indent=2))
+    else:
+        render.console().print(render.cost_table(runs))
+    return 0 if all(not c["error"] for run in runs for c in run["cells"]) else 1
+
+
 def cmd_kernels_show_source(args: argparse.Namespace) -> int:
     """Print the source the ``assembled`` implementation generates for a task's plan."""
     from importlib import import_module
@@ -260,6 +294,26 @@ def build_parser() -> argparse.ArgumentParser:
     _task_impl_options(bench_cmd)
     _bench_options(bench_cmd, repeats=20)
     bench_cmd.set_defaults(func=cmd_kernels_bench)
+
+    cost_cmd = kernel_commands.add_parser(
+        "cost", help="instructions and simulated cache misses per call under callgrind (the cost signal)"
+    )
+    _task_impl_options(cost_cmd)
+    cost_cmd.add_argument("--num-envs", type=_list(_positive_int), default=[4096, 32768], metavar="N[,N...]")
+    cost_cmd.add_argument(
+        "--calls", type=_positive_int, default=3, help="measured calls per fused cell (default 3)"
+    )
+    cost_cmd.add_argument(
+        "--jobs", type=_positive_int, default=None, help="valgrind processes (default: CPUs)"
+    )
+    cost_cmd.add_argument(
+        "--processes", type=_positive_int, default=1, help="measure N times in fresh processes and compare"
+    )
+    cost_cmd.add_argument(
+        "--install", action="store_true", help="apt-get install valgrind when it is missing"
+    )
+    cost_cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cost_cmd.set_defaults(func=cmd_kernels_cost)
 
     pairs_cmd = commands.add_parser(
         "pairs", help="paired implementation/hand-written ratios from the asv sidecar"

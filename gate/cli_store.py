@@ -92,16 +92,26 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"{base[:12]} and {head[:12]} have different trees: an A/A calibration measures one build twice "
             "(commit an empty commit on top and measure both); --force skips this check"
         )
+    pol, _ = policy.read_from_base(repo, base)
     with db.transaction(url) as session:
-        floors = calibrate(session, base_sha=base, head_sha=head)
-    rows = [{"machine": m, "threads": t, **f.to_dict()} for (m, t), f in floors.items()]
+        floors = calibrate(session, base_sha=base, head_sha=head, cost_metric=pol.cost_metric)
+    rows = [
+        {
+            "machine": m,
+            "signal": "cost" if t == "cost" else "time",
+            "threads": 1 if t == "cost" else t,
+            **f.to_dict(),
+        }
+        for (m, t), f in floors.items()
+    ]
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
+            what = f"cost ({pol.cost_metric})" if r["signal"] == "cost" else f"time threads={r['threads']}"
             render.console().print(
-                f"{r['machine']} threads={r['threads']}: noise floor {r['noise_floor']:.1%}, "
-                f"minimum detectable effect {r['mde']:.1%} ({r['cells']} A/A cells)"
+                f"{r['machine']} {what}: noise floor {r['noise_floor']:.2%}, "
+                f"minimum detectable effect {r['mde']:.2%} ({r['cells']} A/A cells)"
             )
     return 0
 
@@ -188,8 +198,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         _asv("machine", "--yes")
     url = _url(args)
     if not args.no_bench:
+        from kernels import cost
+
+        cost.ensure_valgrind(install=True, say=console.print)
         console.print(
-            f"[bold]1/3[/] asv quick profile on HEAD {head[:12]} (hot slice timings and paired ratios)"
+            f"[bold]1/3[/] asv quick profile on HEAD {head[:12]} (hot slice timings, paired ratios, cost)"
         )
         env = {
             **os.environ,
@@ -198,7 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         }
         code = _asv(
             "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", head, "--record-samples",
-            "-a", f"rounds={args.rounds}", "--bench", r"^hot_slice\.(HotSlice|Paired)\.", env=env,
+            "-a", f"rounds={args.rounds}", "--bench", r"^(hot_slice\.(HotSlice|Paired)|cost\.Cost)\.", env=env,
         )  # fmt: skip
         if code not in (0, 2):  # 2: a benchmark failed; the gate reports it as a correctness failure
             raise ValueError(f"asv run exited with {code}; see its output above")

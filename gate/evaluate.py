@@ -9,6 +9,12 @@ Comparisons (GATE.md):
   fastest at the same count, else unpaired across processes).
 - ``head_vs_base``: every policy implementation per cell, head against base, unpaired across processes.
 
+Two signals back a cell (GATE.md, docs/cost.md). **Time**: the wall-time interval above, decided with false-discovery
+control. **Cost**: the exact per-call cost under callgrind (``benchmarks/cost.py``, policy ``cost_metric``) of the
+same kernel and scale at 1 thread, B/A. Where a cell has both, it **fails when either fails** and **passes when
+cost passes and time does not fail**; a cell without cost is decided by time alone. Every row names the signal
+that decided it (``signal``: cost, time, or none when nothing was measured).
+
 Comparisons across processes never use a margin below the machine's A/A noise floor (``calibrate``). Missing data
 is an error, never a pass: a required machine without results, a cell without samples, a base without results.
 """
@@ -26,9 +32,10 @@ from sqlalchemy.orm import Session
 
 from gate import policy as policies
 from gate import stats
-from gate.ingest.bundle import PAIRED, TIME
+from gate.ingest.bundle import COST, PAIRED, TIME
 from gate.policy import Policy
 from gate.stats import Decision
+from gate.stats.calibrate import MIN_CELLS
 from gate.store import queries
 from gate.store.models import CellSummary, now, utc
 
@@ -81,6 +88,8 @@ def _row(**values) -> dict:
         "groups": 0,
         "reason": "",
         "estimate": None,
+        "cost_ratio": None,
+        "signal": "none",
     }
     return base | values
 
@@ -116,6 +125,11 @@ class NoiseFloors:
 
     def __init__(self, session: Session, machines: Iterable[str] | None = None):
         self._by = {(m, c.design, c.threads): c for m, c in queries.calibrations(session, machines=machines)}
+
+    def cost_fail_margin(self, machine: str, margin: float) -> float:
+        """The cost signal's fail threshold: the policy's margin, or the machine's A/A cost floor if larger."""
+        cal = self._by.get((machine, COST_DESIGN, 1))
+        return margin if cal is None else max(margin, cal.noise_floor)
 
     def fail_margin(self, machine: str, threads: int, margin: float) -> tuple[float, str]:
         """The margin a cross-process fail must clear: the policy's, or the machine's A/A noise floor if larger."""
@@ -176,7 +190,7 @@ def evaluate(
     for (machine, placement), cells in sorted(head_by.items()):
         where = labels[placement]
         rows += _correctness(machine, where, cells)
-        rows += _impl_vs_baseline(machine, where, cells, policy, compare)
+        rows += _impl_vs_baseline(machine, where, cells, policy, compare, floors)
         if policy.best_threads:
             rows += _best_threads(machine, where, cells, policy, compare, floors)
         if base_sha != head_sha:
@@ -198,20 +212,12 @@ def evaluate(
         decisions = stats.decide_all([r["estimate"] for r in family], min_groups=policy.min_rounds)
         for row, (decision, q) in zip(family, decisions, strict=True):
             row["decision"], row["q_value"] = decision, q
-            if decision is Decision.FAIL:
-                row["reason"] = _join(
-                    row["reason"], f"slower than the {row['fail_margin']:.1%} fail margin (q={q:.2g})"
-                )
-            elif decision is Decision.INCONCLUSIVE:
-                if row["groups"] < policy.min_rounds and row["high"] <= 1 + row["margin"]:
-                    why = f"within the margin but from {row['groups']} process(es); a pass needs {policy.min_rounds}"
-                else:
-                    why = "the interval straddles the margin"
-                budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
-                row["reason"] = _join(row["reason"], f"{why}; {row['groups']} processes, {budget}")
+    for row in rows:
+        _explain(row, policy)
     for row in rows:
         row.pop("estimate")
         row.pop("fail_margin", None)
+        row.pop("cost", None)
         row["decision"] = str(row["decision"])
     verdict = _verdict(rows, reasons)
     return Outcome(
@@ -241,13 +247,94 @@ def _join(a: str, b: str) -> str:
     return f"{a}; {b}" if a else b
 
 
+def _cost_cell(cells: dict | None, policy: Policy, task: str, impl: str, n: int | None) -> CellSummary | None:
+    if cells is None or policy.cost_metric == "none":
+        return None
+    return cells.get((COST[policy.cost_metric], task, impl, n, 1))
+
+
+def _with_cost(
+    row: dict,
+    a: CellSummary | None,
+    b: CellSummary | None,
+    *,
+    margin: float,
+    policy: Policy,
+    fail_margin: float,
+) -> dict:
+    """Attach the exact cost comparison B/A (A: ``a``, the base or the baseline) to a row with a time estimate."""
+    if policy.cost_metric == "none" or (row.get("threads") not in (None, 1) and not policy.cost_for_parallel):
+        return row
+    for side, c in (("A", a), ("B", b)):
+        if c is not None and c.status != "ok":
+            row["cost_error"] = f"cost of {row['baseline'] if side == 'A' else row['impl']}: {c.message}"
+            return row
+    if a is None or b is None:
+        missing = row["baseline"] if a is None else row["impl"]
+        row["reason"] = _join(row["reason"], f"no cost for {missing}: time alone decides")
+        return row
+    row["cost"] = stats.exact_estimate(summary_of(a), summary_of(b), margin=margin, fail_margin=fail_margin)
+    row["cost_ratio"] = row["cost"].ratio
+    return row
+
+
+def _explain(row: dict, policy: Policy) -> None:
+    """Combine the row's signals into its decision, name the signal that decided, say why and what next."""
+    time, cost = row["decision"], row.get("cost")
+    cost_error = row.pop("cost_error", None)
+    if row["estimate"] is None:
+        return  # correctness, missing data: decided where it was found, by no measurement
+    e = row["estimate"]
+    time_text = f"time {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}]"
+    if time is Decision.FAIL:
+        time_text += f" slower than the {row['fail_margin']:.1%} fail margin (q={row['q_value']:.2g})"
+    elif time is Decision.PASS:
+        time_text += f" within {row['margin']:.1%}"
+    elif row["groups"] < policy.min_rounds and e.high <= 1 + row["margin"]:
+        time_text += f" within {row['margin']:.1%} but from {row['groups']} process(es); a pass needs {policy.min_rounds}"
+    else:
+        time_text += f" straddles {row['margin']:.1%} ({row['groups']} processes)"
+    if cost_error:
+        row["decision"], row["signal"] = Decision.ERROR, "cost"
+        row["reason"] = _join(row["reason"], f"{cost_error}; {time_text}")
+        return
+    if cost is None:
+        row["signal"] = "time"
+        if time is Decision.INCONCLUSIVE:
+            budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
+            time_text += f"; {budget}"
+        row["reason"] = _join(row["reason"], time_text)
+        return
+    cost_decision = stats.decide(cost, q_value=0.0)
+    cost_text = f"{policy.cost_metric} {cost.ratio:.4f}"
+    if cost_decision is Decision.FAIL:
+        row["decision"], row["signal"] = Decision.FAIL, "cost"
+        why = f"{cost_text} above the {cost.fail_margin:.1%} cost margin; {time_text}"
+    elif time is Decision.FAIL:
+        row["signal"] = "time"
+        why = f"{time_text}; {cost_text} within {cost.margin:.1%}"
+    elif cost_decision is Decision.PASS:
+        row["decision"], row["signal"] = Decision.PASS, "cost"
+        why = f"{cost_text} within {cost.margin:.1%}; {time_text}, not a fail"
+    else:  # the runs of one commit disagree about the margin: time decides
+        row["signal"] = "time"
+        why = f"{cost_text} [{cost.low:.4f}, {cost.high:.4f}] undecided across runs; {time_text}"
+    row["reason"] = _join(row["reason"], why)
+
+
 def _verdict(rows: list[dict], reasons: list[str]) -> str:
     counts = defaultdict(int)
     for row in rows:
         counts[row["decision"]] += 1
+    signals = defaultdict(int)
+    for row in rows:
+        signals[row["signal"]] += 1
     reasons.append(
         f"{len(rows)} cells: "
         + ", ".join(f"{counts[d]} {d}" for d in ("pass", "fail", "inconclusive", "error") if counts[d])
+        + " (decided by "
+        + ", ".join(f"{signals[s]} {s}" for s in ("cost", "time", "none") if signals[s])
+        + ")"
     )
     if counts["fail"]:
         reasons.append(
@@ -255,9 +342,13 @@ def _verdict(rows: list[dict], reasons: list[str]) -> str:
         )
         return Verdict.REJECT
     if counts["error"] or not rows:
-        reasons.append(
-            "error: missing results (a required machine, a cell or the base); never approved on missing data"
-        )
+        errors = [r for r in rows if r["decision"] == "error"]
+        kinds = defaultdict(int)
+        for r in errors:
+            kinds[r["kind"]] += 1
+        what = ", ".join(f"{k} {kind}" for kind, k in kinds.items()) or "no cell"
+        first = f": {errors[0]['reason']}" if errors else ""
+        reasons.append(f"error: nothing to decide on in {what}{first}; never approved on missing data")
         return Verdict.ERROR
     if counts["inconclusive"]:
         reasons.append("inconclusive: run more rounds on the machines named in the inconclusive cells")
@@ -267,23 +358,28 @@ def _verdict(rows: list[dict], reasons: list[str]) -> str:
 
 
 def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
-    return [
-        _row(
-            machine=machine,
-            kind="correctness",
-            task=task,
-            impl=impl,
-            baseline="reference",
-            num_envs=n or None,
-            threads=t or None,
-            detail=f"{benchmark.rsplit('.', 2)[-2]} [{placement}]",
-            margin=0.0,
-            decision=Decision.FAIL,
-            reason=c.message,
-        )
-        for (benchmark, task, impl, n, t), c in sorted(cells.items())
-        if c.status == "failed"
-    ]
+    """One fail row per cell whose benchmarks raised on the head commit (parity, construction), naming the
+    benchmarks and the exception. A failed cost pass is not one: it is an error of the rows it backs."""
+    failed: dict[tuple, list[tuple[str, CellSummary]]] = defaultdict(list)
+    for (benchmark, task, impl, n, t), c in sorted(cells.items()):
+        if c.status == "failed" and benchmark not in _COST:
+            failed[(task, impl, n, t)].append((benchmark.rsplit(".", 2)[-2], c))
+    rows = []
+    for (task, impl, n, t), found in failed.items():
+        names = ", ".join(name for name, _ in found)
+        message = next((c.message for _, c in found if not c.message.startswith("the benchmark raised")), "")
+        rows.append(
+            _row(
+                machine=machine, kind="correctness", task=task, impl=impl, baseline="reference",
+                num_envs=n or None, threads=t or None, detail=f"{names} [{placement}]", margin=0.0,
+                decision=Decision.FAIL,
+                reason=(message or found[0][1].message) + "; fix the kernel (fusegate kernels parity shows the arrays)",
+            )
+        )  # fmt: skip
+    return rows
+
+
+_COST = frozenset(COST.values())
 
 
 def _grid(cells: dict, impl: str, baseline: str, policy: Policy) -> list[tuple[str, int, int]]:
@@ -293,7 +389,7 @@ def _grid(cells: dict, impl: str, baseline: str, policy: Policy) -> list[tuple[s
     return sorted(k for k in base if not policy.threads or k[2] in policy.threads)
 
 
-def _impl_vs_baseline(machine, placement, cells, policy, compare) -> list[dict]:
+def _impl_vs_baseline(machine, placement, cells, policy, compare, floors) -> list[dict]:
     rows = []
     for impl in compare:
         for task, n, t in _grid(cells, impl, policy.baseline, policy):
@@ -314,11 +410,14 @@ def _impl_vs_baseline(machine, placement, cells, policy, compare) -> list[dict]:
                     _row(**where, margin=policy.margin_for(task, n), decision=Decision.ERROR, reason=problem)
                 )
             elif not problem:
-                rows.append(
-                    _estimate_row(
-                        stats.paired_estimate(summary_of(c), margin=policy.margin_for(task, n)), **where
-                    )
+                margin = policy.margin_for(task, n)
+                row = _estimate_row(stats.paired_estimate(summary_of(c), margin=margin), **where)
+                costs = (
+                    _cost_cell(cells, policy, task, policy.baseline, n),
+                    _cost_cell(cells, policy, task, impl, n),
                 )
+                fail = floors.cost_fail_margin(machine, margin)
+                rows.append(_with_cost(row, *costs, margin=margin, policy=policy, fail_margin=fail))
     return rows
 
 
@@ -349,26 +448,35 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
             )
             margin = policy.margin_for(task, n)
             if a is None or b is None:
+                missing = policy.baseline if a is None else impl
+                if any(
+                    c.status == "failed"
+                    for (bm, tk, i, nn, _), c in cells.items()
+                    if (bm, tk, i, nn) == (TIME, task, missing, n)
+                ):
+                    continue  # its correctness rows say why: nothing to time
                 rows.append(
-                    _row(
-                        **where,
-                        margin=margin,
-                        decision=Decision.ERROR,
-                        reason="no timing samples for a best thread count",
-                    )
-                )
+                    _row(**where, margin=margin, decision=Decision.ERROR,
+                         reason=f"no timing samples of {missing} at any thread count: measure it (asv run)")
+                )  # fmt: skip
                 continue
             detail = f"{impl} at {b.threads} threads vs {policy.baseline} at {a.threads} [{placement}]"
             paired = cells.get((PAIRED, task, impl, n, a.threads))
             if a.threads == b.threads and paired is not None and paired.status == "ok":
                 estimate = stats.paired_estimate(summary_of(paired), margin=margin)
-                rows.append(_estimate_row(estimate, **where, threads=a.threads, detail=detail))
+                row = _estimate_row(estimate, **where, threads=a.threads, detail=detail)
             else:
                 fail_margin, note = floors.fail_margin(machine, max(a.threads, b.threads), margin)
                 estimate = stats.unpaired_estimate(
                     summary_of(a), summary_of(b), margin=margin, fail_margin=fail_margin
                 )
-                rows.append(_estimate_row(estimate, **where, threads=b.threads, detail=detail, reason=note))
+                row = _estimate_row(estimate, **where, threads=b.threads, detail=detail, reason=note)
+            costs = (
+                _cost_cell(cells, policy, task, policy.baseline, n),
+                _cost_cell(cells, policy, task, impl, n),
+            )
+            fail = floors.cost_fail_margin(machine, margin)
+            rows.append(_with_cost(row, *costs, margin=margin, policy=policy, fail_margin=fail))
     return rows
 
 
@@ -407,7 +515,10 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
         estimate = stats.unpaired_estimate(
             summary_of(a), summary_of(c), margin=margin, fail_margin=fail_margin
         )
-        rows.append(_estimate_row(estimate, **where, reason=note))
+        costs = (_cost_cell(base, policy, task, impl, n), _cost_cell(cells, policy, task, impl, n))
+        row = _estimate_row(estimate, **where, reason=note)
+        fail = floors.cost_fail_margin(machine, policy.cost_margin)
+        rows.append(_with_cost(row, *costs, margin=policy.cost_margin, policy=policy, fail_margin=fail))
     for key, a in sorted(base.items()):
         benchmark, task, impl, n, t = key
         if benchmark == TIME and impl in policy.head_vs_base and a.status == "ok" and key not in cells:
@@ -435,8 +546,14 @@ def _hvb_cell(machine: str, placement: str, task: str, impl: str, n: int, t: int
     )
 
 
-def calibrate(session: Session, *, base_sha: str, head_sha: str) -> dict[tuple[str, int], stats.NoiseFloor]:
-    """A/A noise floors per (machine, threads) from two commits with the same tree, stored for later evaluations."""
+COST_DESIGN = "cost"  # the calibration of the cost signal (policy cost_metric), at 1 thread
+
+
+def calibrate(
+    session: Session, *, base_sha: str, head_sha: str, cost_metric: str = "instructions"
+) -> dict[tuple[str, int | str], stats.NoiseFloor]:
+    """A/A noise floors from two commits with the same tree, stored for later evaluations: per (machine,
+    threads) for time, and per (machine, "cost") for the cost metric (its largest A/A difference)."""
     base = {
         (m, p, c.task, c.impl, c.num_envs, c.threads): c
         for m, p, _, c in queries.summaries(session, commit_sha=base_sha)
@@ -447,6 +564,17 @@ def calibrate(session: Session, *, base_sha: str, head_sha: str) -> dict[tuple[s
         a = base.get((m, p, c.task, c.impl, c.num_envs, c.threads))
         if c.benchmark == TIME and c.status == "ok" and a is not None:
             by[(m, c.threads)].append(stats.unpaired_estimate(summary_of(a), summary_of(c), margin=0.0))
+    cost: dict[str, list[stats.Estimate]] = defaultdict(list)
+    if cost_metric != "none":
+        base_cost = {
+            (m, p, c.task, c.impl, c.num_envs): c
+            for m, p, _, c in queries.summaries(session, commit_sha=base_sha)
+            if c.benchmark == COST[cost_metric] and c.status == "ok"
+        }
+        for m, p, _, c in queries.summaries(session, commit_sha=head_sha):
+            a = base_cost.get((m, p, c.task, c.impl, c.num_envs))
+            if c.benchmark == COST[cost_metric] and c.status == "ok" and a is not None:
+                cost[m].append(stats.exact_estimate(summary_of(a), summary_of(c), margin=0.0))
     if not by:
         raise ValueError(
             f"no cell measured on both {base_sha[:12]} and {head_sha[:12]} on one machine and placement"
@@ -458,6 +586,13 @@ def calibrate(session: Session, *, base_sha: str, head_sha: str) -> dict[tuple[s
             session, machine=machine, design="unpaired", threads=threads, floor=floor, commit_sha=head_sha
         )
         floors[(machine, threads)] = floor
+    for machine, estimates in sorted(cost.items()):
+        if len(estimates) >= MIN_CELLS:
+            floor = stats.noise_floor(estimates)
+            queries.save_calibration(
+                session, machine=machine, design=COST_DESIGN, threads=1, floor=floor, commit_sha=head_sha
+            )
+            floors[(machine, COST_DESIGN)] = floor
     return floors
 
 

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 POLICY_FILE = "fusegate-policy.toml"
+# The cost metrics benchmarks/cost.py tracks per cell (gate.ingest.bundle.COST names their benchmarks).
+COST_METRICS = ("instructions", "l1_misses", "ll_misses", "estimated_cycles")
 POLICY_VERSION = 1
 
 
@@ -42,6 +44,12 @@ class Policy:
     margins: tuple[MarginRule, ...] = ()  # per task / num_envs overrides of ``margin``
     min_rounds: int = 2  # a pass needs at least this many benchmark processes behind its interval
     max_rounds: int = 8  # budget: benchmark processes per cell before inconclusive is final
+    # The cost signal (benchmarks/cost.py; docs/cost.md): exact per-call cost under callgrind at 1 thread.
+    cost_metric: str = "instructions"  # one of COST_METRICS, or "none" for wall time alone
+    cost_margin: float = 0.01  # head vs base: a cost more than this fraction above base fails
+    cost_for_parallel: bool = (
+        True  # the 1-thread cost of a kernel and scale also backs its multi-thread cells
+    )
 
     def margin_for(self, task: str, num_envs: int | None) -> float:
         best = self.margin
@@ -107,6 +115,12 @@ class Policy:
             )
             if not 0 <= value < 1:
                 raise PolicyError(f"{source}: {name} must be a fraction in [0, 1), got {value!r}")
+        if self.cost_metric not in (*COST_METRICS, "none"):
+            raise PolicyError(
+                f"{source}: cost_metric must be one of {', '.join(COST_METRICS)} or none, got {self.cost_metric!r}"
+            )
+        if not 0 <= self.cost_margin < 1:
+            raise PolicyError(f"{source}: cost_margin must be a fraction in [0, 1), got {self.cost_margin!r}")
         if not 1 <= self.min_rounds <= self.max_rounds:
             raise PolicyError(
                 f"{source}: need 1 <= min_rounds <= max_rounds, got min_rounds={self.min_rounds}, max_rounds={self.max_rounds}"
@@ -125,6 +139,9 @@ _TYPES = {
     "head_vs_base_margin": (int, float),
     "min_rounds": int,
     "max_rounds": int,
+    "cost_metric": str,
+    "cost_margin": (int, float),
+    "cost_for_parallel": bool,
 }
 
 

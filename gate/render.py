@@ -162,6 +162,49 @@ _VERDICT_STYLE = {
 }
 
 
+def cost_table(runs: list[dict]) -> Table:
+    """``fusegate kernels cost``: per-call cost of each cell, and how far fresh measurements of it differ."""
+    first = runs[0]
+    seconds = ", ".join(f"{r['seconds']['fill'] + r['seconds']['valgrind']:.0f} s" for r in runs)
+    table = Table(
+        title=f"update_state cost per call under callgrind {first['valgrind']} (Numba target {first['target']}, "
+        f"{first['jobs']} valgrind processes; {len(runs)} measurement(s): {seconds})",
+        caption="estimated cycles = L1 hits + 5 x LL hits + 35 x RAM; spread: (max - min) / mean of the calls "
+        "(calls differ in work: state evolves); differ: largest difference between the measurements",
+    )
+    for col in (
+        "task",
+        "impl",
+        "N",
+        "calls",
+        "instructions",
+        "L1 misses",
+        "LL misses",
+        "est. cycles",
+        "spread",
+    ):
+        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+    if len(runs) > 1:
+        table.add_column("differ (instr / cycles)", justify="right")
+    for i, c in enumerate(first["cells"]):
+        if c["error"]:
+            table.add_row(c["task"], c["impl"], str(c["num_envs"]), "-", f"[red]{c['error']}[/]", *["-"] * 4)
+            continue
+        row = [
+            c["task"], c["impl"], str(c["num_envs"]), str(c["calls"]), f"{c['instructions']:,.0f}",
+            f"{c['l1_misses']:,.0f}", f"{c['ll_misses']:,.0f}", f"{c['estimated_cycles']:,.0f}", f"{c['spread']:.2%}",
+        ]  # fmt: skip
+        if len(runs) > 1:
+            others = [r["cells"][i] for r in runs[1:] if not r["cells"][i]["error"]]
+            differ = [
+                max((abs(o[m] / c[m] - 1) for o in others), default=float("nan"))
+                for m in ("instructions", "estimated_cycles")
+            ]
+            row.append(f"{differ[0]:.4%} / {differ[1]:.3%}")
+        table.add_row(*row)
+    return table
+
+
 def verdict_table(evaluation) -> Table:
     """The gate's per-cell table for one evaluation (``gate.api.schemas.EvaluationOut``)."""
     table = Table(
@@ -176,16 +219,19 @@ def verdict_table(evaluation) -> Table:
         "thr",
         "impl",
         "vs",
-        "ratio",
+        "time",
         "95% CI",
+        "cost",
         "margin",
         "q",
         "n",
         "decision",
+        "by",
         "reason",
     ):
         table.add_column(
-            col, justify="right" if col in ("N", "thr", "ratio", "95% CI", "margin", "q", "n") else "left"
+            col,
+            justify="right" if col in ("N", "thr", "time", "95% CI", "cost", "margin", "q", "n") else "left",
         )
     for c in evaluation.comparisons:
         ci = "-" if c.low is None else f"[{c.low:.3f}, {c.high:.3f}]"
@@ -200,10 +246,12 @@ def verdict_table(evaluation) -> Table:
             c.baseline,
             _num(c.ratio, ".3f"),
             ci,
+            _num(c.cost_ratio, ".4f"),
             f"{c.margin:.1%}",
             _num(c.q_value, ".2g"),
             f"{c.groups}x{c.samples // max(c.groups, 1)}" if c.samples else "-",
             f"[{style}]{c.decision}[/]",
+            c.signal,
             c.reason,
         )
     return table
@@ -234,16 +282,15 @@ def rules_table(rows: list[dict], base: str, head: str) -> Table:
     table = Table(
         title=f"asv's rule vs the gate's: timing cells of {base[:12]} -> {head[:12]}, head slowed by a factor"
     )
-    for col in ("injected", "cells", "asv: worse", "gate: fail", "gate: pass", "gate: inconclusive"):
+    cols = ("injected", "cells", "asv: worse", "gate: fail", "gate: pass", "gate: inconclusive",
+            "cost cells", "asv: cost worse", "gate: cost fail")  # fmt: skip
+    for col in cols:
         table.add_column(col, justify="right")
     for r in rows:
         table.add_row(
             f"x{r['injected']:g}",
-            str(r["cells"]),
-            str(r["asv_worse"]),
-            str(r["gate_fail"]),
-            str(r["gate_pass"]),
-            str(r["gate_inconclusive"]),
+            *(str(r[k]) for k in ("cells", "asv_worse", "gate_fail", "gate_pass", "gate_inconclusive")),
+            *(str(r[k]) for k in ("cost_cells", "asv_cost_worse", "gate_cost_fail")),
         )
     return table
 

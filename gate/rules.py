@@ -7,10 +7,14 @@ as measured: an A/A pair when the two commits have the same tree) and judged twi
   (Mann-Whitney U, p < 0.002, or non-overlapping 99% intervals) and the head's median is beyond ``factor``;
 - the gate's: hierarchical-bootstrap summaries per process, the head-vs-base margin of the policy, the machine's
   A/A floor for fails, FDR control over the cells, and a pass that needs ``min_rounds`` processes.
+
+The cost cells (policy ``cost_metric``, 1 thread) get the same factor: asv compares a track by its ratio alone
+(worse above ``factor``); the gate fails a cost above ``cost_margin`` (or the machine's A/A cost floor).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,8 +23,8 @@ from asv_runner.statistics import compute_stats
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.evaluate import NoiseFloors
-from gate.ingest.bundle import TIME
+from gate.evaluate import NoiseFloors, summary_of
+from gate.ingest.bundle import COST, TIME
 from gate.policy import Policy
 from gate.stats import Decision
 from gate.store import queries
@@ -52,8 +56,23 @@ def compare(
     margin = policy.head_vs_base_margin
     summaries = {k: (stats.summarize(base[k]), stats.summarize(head[k], seed=1)) for k in cells}
     pooled = {k: ([x for g in base[k] for x in g], np.concatenate(head[k])) for k in cells}
+    costs = _cost_pairs(session, base_sha, head_sha, policy)
     rows = []
     for factor in injections:
+        cost_fails = sum(
+            stats.decide(
+                stats.exact_estimate(
+                    a,
+                    b.scaled(factor),
+                    margin=policy.cost_margin,
+                    fail_margin=floors.cost_fail_margin(m, policy.cost_margin),
+                ),
+                q_value=0.0,
+            )
+            is Decision.FAIL
+            for m, a, b in costs
+        )
+        asv_cost = sum(math.exp(b.center - a.center) * factor > asv_factor for _, a, b in costs)
         estimates, asv_flags = [], 0
         for key in cells:
             machine, threads = key[0], key[5]
@@ -72,6 +91,26 @@ def compare(
                 "gate_fail": decisions.count(Decision.FAIL),
                 "gate_pass": decisions.count(Decision.PASS),
                 "gate_inconclusive": decisions.count(Decision.INCONCLUSIVE),
+                "cost_cells": len(costs),
+                "asv_cost_worse": asv_cost,
+                "gate_cost_fail": cost_fails,
             }
         )
     return rows
+
+
+def _cost_pairs(session: Session, base_sha: str, head_sha: str, policy: Policy) -> list[tuple]:
+    """(machine, base summary, head summary) of every cost cell measured on both commits."""
+    if policy.cost_metric == "none":
+        return []
+    name = COST[policy.cost_metric]
+    base = {
+        (m, p, c.task, c.impl, c.num_envs): c
+        for m, p, _, c in queries.summaries(session, commit_sha=base_sha)
+        if c.benchmark == name and c.status == "ok" and c.impl in policy.head_vs_base
+    }
+    return [
+        (m, summary_of(base[key]), summary_of(c))
+        for m, p, _, c in queries.summaries(session, commit_sha=head_sha)
+        if c.benchmark == name and c.status == "ok" and (key := (m, p, c.task, c.impl, c.num_envs)) in base
+    ]

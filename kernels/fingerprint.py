@@ -7,6 +7,7 @@ compare as one kind of machine while their host names stay on record.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -130,4 +131,12 @@ def software(threading_layer: str | None = None) -> dict:
         "mujoco": version("mujoco"),
         "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
         "threading_layer": threading_layer,
+        "valgrind": _valgrind(),  # the cost signal's instrument (kernels.cost)
     }
+
+
+@functools.cache
+def _valgrind() -> str:
+    from kernels.cost import valgrind_version
+
+    return valgrind_version()

@@ -33,6 +33,13 @@ class ComparisonOut(Orm):
     samples: int
     groups: int = Field(description="benchmark processes (for paired cells) behind the estimate")
     decision: str = Field(description="pass | fail | inconclusive | error")
+    signal: str = Field(
+        default="none",
+        description="what decided: cost (callgrind, exact), time (wall-time interval) or none (no measurement)",
+    )
+    cost_ratio: float | None = Field(
+        default=None, description="B/A cost ratio (policy cost_metric), when measured"
+    )
     reason: str
 
 

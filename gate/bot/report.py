@@ -171,14 +171,15 @@ def comment(
         cells = sorted(evaluation.comparisons, key=lambda c: order.get(c.decision, 4))
         lines += [
             "",
-            "| machine | kind | cell | impl vs baseline | ratio | 95% CI | margin | decision | reason |",
-            "|---|---|---|---|--:|--:|--:|---|---|",
+            "| machine | kind | cell | impl vs baseline | time | 95% CI | cost | margin | decision | by | reason |",
+            "|---|---|---|---|--:|--:|--:|--:|---|---|---|",
         ]
         for c in cells[:MAX_ROWS]:
             ci = "-" if c.low is None else f"[{c.low:.3f}, {c.high:.3f}]"
             lines.append(
                 f"| {_escape(c.machine)} | {c.kind} | {_cell(c)} | {c.impl or '-'} vs {c.baseline or '-'} | "
-                f"{_num(c.ratio, '.3f')} | {ci} | {c.margin:.1%} | **{c.decision}** | {_escape(c.reason)} |"
+                f"{_num(c.ratio, '.3f')} | {ci} | {_num(c.cost_ratio, '.4f')} | {c.margin:.1%} | **{c.decision}** | "
+                f"{c.signal} | {_escape(c.reason)} |"
             )
         if len(cells) > MAX_ROWS:
             rest = cells[MAX_ROWS:]

@@ -55,6 +55,8 @@ class MatrixCell(BaseModel):
     low: float | None
     high: float | None
     decision: str = Field(description="the stored evaluation's decision; 'not evaluated' when there is none")
+    signal: str = Field(default="none", description="what decided: cost, time, or none")
+    cost_ratio: float | None = Field(default=None, description="impl / baseline cost ratio at 1 thread")
     reason: str
     groups: int
 
@@ -221,6 +223,7 @@ def matrix(
         if label != placement:
             continue
         row = decided.get((c.task, c.num_envs, c.threads))
+        signal, cost_ratio = ("none", None) if row is None else (row.signal, row.cost_ratio)
         if row is not None:
             ratio, low, high, decision, reason = row.ratio, row.low, row.high, row.decision, row.reason
         elif c.status == "ok":
@@ -234,7 +237,7 @@ def matrix(
             decision, reason = ("fail" if c.status == "failed" else "error"), c.message
         cells.append(
             MatrixCell(task=c.task, num_envs=c.num_envs, threads=c.threads, ratio=ratio, low=low, high=high,
-                       decision=decision, reason=reason, groups=c.groups)
+                       decision=decision, signal=signal, cost_ratio=cost_ratio, reason=reason, groups=c.groups)
         )  # fmt: skip
     cells.sort(key=lambda x: (x.task, x.num_envs, x.threads))
     return Matrix(

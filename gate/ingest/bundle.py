@@ -13,12 +13,13 @@ import itertools
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from gate.policy import COST_METRICS
 from kernels.fingerprint import machine_id
 
 BUNDLE_FORMAT = 1
@@ -26,6 +27,8 @@ ASV_RESULTS_VERSION = 2
 SIDECAR_FORMAT = 1
 # The asv benchmarks the gate reads, with their parameter names (from benchmarks.json, checked against these).
 GRID = ("task", "impl", "num_envs", "threads")
+# The cost signal (benchmarks/cost.py): one exact value per cell and metric, measured at 1 thread.
+COST = {metric: f"cost.Cost.track_{metric}" for metric in COST_METRICS}
 BENCHMARKS = {
     "hot_slice.HotSlice.time_update_state": GRID,
     "hot_slice.Paired.track_ratio": GRID,
@@ -33,9 +36,11 @@ BENCHMARKS = {
     "hot_slice.HotSliceMetrics.track_cpu_util": GRID,
     "hot_slice.JIT.track_compile_s": ("task", "impl"),
     "hot_slice.JIT.track_cache_load_s": ("task", "impl"),
+    **{name: GRID for name in COST.values()},
 }
 PAIRED = "hot_slice.Paired.track_ratio"
 TIME = "hot_slice.HotSlice.time_update_state"
+
 SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -87,6 +92,7 @@ class ResultRecord:
     unit: str
     value: float | None
     samples: list[list[float]]  # one list per benchmark process
+    message: str = ""  # why a failed one failed (the sidecar's failure record: asv keeps no exception text)
 
 
 @dataclass(kw_only=True)
@@ -161,12 +167,7 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
         _need(record, "software", dict, where)
         kind = _need(record, "kind", str, where)
         if kind == "paired":
-            for key in ("task", "impl"):
-                if not 0 < len(_need(record, key, str, where)) <= 64:
-                    raise IngestError(where, key, "must be a name of 1-64 characters")
-            for key in ("num_envs", "threads"):
-                if _need(record, key, int, where) < 1:
-                    raise IngestError(where, key, f"must be a positive integer, got {record[key]!r}")
+            _cell_fields(record, where)
             pairs = _need(record, "pairs", list, where)
             if not pairs:
                 raise IngestError(where, "pairs", "empty: a paired record needs at least one pair")
@@ -177,8 +178,35 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
                         raise IngestError(
                             where, f"pairs[{i}].{key}", f"a time must be positive and finite, got {value}"
                         )
+        elif kind == "failure":
+            _cell_fields(record, where)
+            message = _need(record, "message", str, where)
+            if len(message) > MAX_MESSAGE:
+                raise IngestError(where, "message", f"longer than {MAX_MESSAGE} characters")
         by_commit.setdefault(commit, []).append(record)
     return by_commit
+
+
+MAX_MESSAGE = 2000
+
+
+def _cell_fields(record: dict, where: str) -> None:
+    for key in ("task", "impl"):
+        if not 0 < len(_need(record, key, str, where)) <= 64:
+            raise IngestError(where, key, "must be a name of 1-64 characters")
+    for key in ("num_envs", "threads"):
+        value = _need(record, key, int, where)
+        if isinstance(value, bool) or value < 1:
+            raise IngestError(where, key, f"must be a positive integer, got {record[key]!r}")
+
+
+def _failures(records: list[dict]) -> dict[tuple, str]:
+    """(task, impl, num_envs, threads) -> the exception a benchmark process of that cell raised."""
+    return {
+        (r["task"], r["impl"], r["num_envs"], r["threads"]): r["message"]
+        for r in records
+        if r["kind"] == "failure"
+    }
 
 
 def _benchmark_params(bundle: Bundle) -> dict[str, tuple[str, ...]]:
@@ -353,6 +381,13 @@ def runs(bundle: Bundle) -> list[RunRecord]:
             raise IngestError(
                 file, "results", "holds none of the gate's benchmarks (" + ", ".join(BENCHMARKS) + ")"
             )
+        failures = _failures(records)
+        results = [
+            replace(r, message=failures.get((r.task, r.impl, r.num_envs, r.threads), ""))
+            if r.status == "failed"
+            else r
+            for r in results
+        ]
         digest = hashlib.sha256(
             json.dumps([bundle.machine, data, records], sort_keys=True, default=str).encode()
         ).hexdigest()

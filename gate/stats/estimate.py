@@ -74,7 +74,7 @@ class Estimate:
         return asdict(self)
 
 
-def _clean(groups: Sequence[Sequence[float]], *, what: str) -> list[np.ndarray]:
+def _clean(groups: Sequence[Sequence[float]], *, what: str, minimum: int = 3) -> list[np.ndarray]:
     arrays = [np.asarray(g, dtype=float) for g in groups]
     arrays = [a for a in arrays if a.size]
     if not arrays:
@@ -83,8 +83,8 @@ def _clean(groups: Sequence[Sequence[float]], *, what: str) -> list[np.ndarray]:
         if not np.all(np.isfinite(a)) or np.any(a <= 0):
             raise InsufficientData(f"{what} holds a non-positive or non-finite sample")
     total = sum(a.size for a in arrays)
-    if total < 3:
-        raise InsufficientData(f"{what} has {total} samples; at least 3 are needed")
+    if total < minimum:
+        raise InsufficientData(f"{what} has {total} samples; at least {minimum} are needed")
     return arrays
 
 
@@ -110,6 +110,39 @@ def summarize(
         samples=sum(g.size for g in logs),
         groups=len(logs),
         between_se=float(np.std(medians, ddof=1) / np.sqrt(len(medians))) if len(medians) > 1 else 0.0,
+    )
+
+
+def exact(values: Sequence[float], *, what: str = "the cost") -> Summary:
+    """Summary of a deterministic measurement (the cost signal, one value per run): the median, and the range
+    of the runs as its interval (a point when one run measured it). No bootstrap: there is no noise to model."""
+    logs = np.log(_clean([values], what=what, minimum=1)[0])
+    center = float(np.median(logs))
+    return Summary(
+        center=center,
+        se=0.0,
+        low=float(logs.min()),
+        high=float(logs.max()),
+        samples=logs.size,
+        groups=logs.size,
+    )
+
+
+def exact_estimate(a: Summary, b: Summary, *, margin: float, fail_margin: float | None = None) -> Estimate:
+    """B/A of two exact summaries; the interval spans the runs' ranges (a point for one run each). A fail must
+    clear ``fail_margin`` (the machine's A/A cost floor when larger than ``margin``)."""
+    fail_margin = max(margin, fail_margin or 0.0)
+    center = b.center - a.center
+    return Estimate(
+        ratio=math.exp(center),
+        low=math.exp(b.low - a.high),
+        high=math.exp(b.high - a.low),
+        p_slower=0.0 if b.low - a.high > math.log1p(fail_margin) else 1.0,
+        margin=margin,
+        fail_margin=fail_margin,
+        design="exact",
+        samples=a.samples + b.samples,
+        groups=min(a.groups, b.groups),
     )
 
 

@@ -116,6 +116,7 @@ class Result(Base):
     unit: Mapped[str] = mapped_column(String(32))
     value: Mapped[float | None] = mapped_column(Float)
     samples: Mapped[list]
+    message: Mapped[str] = mapped_column(Text, default="", server_default="")  # why a failed one failed
     run: Mapped[Run] = relationship(back_populates="results")
 
 
@@ -205,6 +206,9 @@ class Comparison(Base):
     samples: Mapped[int] = mapped_column(Integer, default=0)
     groups: Mapped[int] = mapped_column(Integer, default=0)
     decision: Mapped[str] = mapped_column(String(16))
+    # what decided: "cost" (callgrind, exact), "time" (wall-time interval), "none" (correctness, missing data)
+    signal: Mapped[str] = mapped_column(String(16), default="time", server_default="time")
+    cost_ratio: Mapped[float | None] = mapped_column(Float)  # B/A estimated cycles, when measured
     reason: Mapped[str] = mapped_column(Text, default="")
     evaluation: Mapped[Evaluation] = relationship(back_populates="comparisons")
 

@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
-from gate.ingest.bundle import RunRecord
+from gate.ingest.bundle import COST, RunRecord
 from gate.store.models import (
     Calibration,
     CellSummary,
@@ -44,10 +44,12 @@ def _get_or_create(session: Session, model, *, key: dict, values: dict | None = 
 
 
 def placement_label(placement: dict) -> str:
+    """Where a run's processes ran. ``pool`` is the Numba thread pool the placement granted; each cell's own
+    thread count is its ``threads`` (a 1-thread cell runs in a process whose pool has 2)."""
     granted = placement.get("granted") if isinstance(placement.get("granted"), dict) else {}
     return (
         f"cpus={granted.get('cpus')} mem={granted.get('mem')} "
-        f"threads={granted.get('threads')} layer={granted.get('layer')}"
+        f"pool={granted.get('threads')} layer={granted.get('layer')}"
     )
 
 
@@ -127,6 +129,7 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
                 unit=r.unit,
                 value=r.value,
                 samples=r.samples,
+                message=r.message,
             )
             for r in record.results
         )
@@ -169,9 +172,19 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
         )
         failed = [r for r in results if r.status == "failed"]
         groups = [g for r in results for g in r.samples]
-        if failed:
+        if failed and benchmark in _COST:
             summary.status = "failed"
-            summary.message = "the benchmark raised (parity or construction failure) in asv"
+            summary.message = (
+                "the cost pass raised in asv (a kernel that fails under callgrind, or no valgrind on the runner: "
+                "apt-get install valgrind); asv's output names the exception"
+            )
+        elif failed:
+            summary.status = "failed"
+            summary.message = next((r.message for r in failed if r.message), "") or (
+                "the benchmark raised (parity or construction failure) in asv; asv's output names the exception"
+            )
+        elif benchmark in _COST:  # exact: one value per run, no samples to bootstrap
+            _fill(summary, stats.exact([r.value for r in results]))
         elif not groups:
             summary.status = "insufficient"
             summary.message = "no samples recorded (run asv with --record-samples)"
@@ -181,12 +194,19 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
             except stats.InsufficientData as exc:
                 summary.status, summary.message = "insufficient", str(exc)
             else:
-                summary.status = "ok"
-                summary.center, summary.se, summary.low, summary.high = s.center, s.se, s.low, s.high
-                summary.between_se = s.between_se
-                summary.samples, summary.groups = s.samples, s.groups
+                _fill(summary, s)
         session.add(summary)
     return len(cells)
+
+
+_COST = frozenset(COST.values())
+
+
+def _fill(summary: CellSummary, s: stats.Summary) -> None:
+    summary.status = "ok"
+    summary.center, summary.se, summary.low, summary.high = s.center, s.se, s.low, s.high
+    summary.between_se = s.between_se
+    summary.samples, summary.groups = s.samples, s.groups
 
 
 # --- reads -------------------------------------------------------------------------------------------------

@@ -20,6 +20,10 @@ EXPECTED = {
     "hot_slice.JIT.track_cache_load_s": "track",
     "hot_slice.Paired.track_ratio": "track",
     **{
+        f"cost.Cost.track_{metric}": "track"
+        for metric in ("instructions", "l1_misses", "ll_misses", "estimated_cycles")
+    },
+    **{
         f"collector.Collector.track_{name}": "track"
         for name in (
             "step_ms",
@@ -75,10 +79,12 @@ def discovered(tmp_path_factory) -> dict:
     return _discover(tmp_path_factory.mktemp("asv"), FUSEGATE_BENCH_TRACKS="1")
 
 
-def test_quick_profile_runs_timings_and_the_gates_paired_ratios_only(tmp_path):
-    """Single-value metric tracks are noise to asv's factor-only rule; by default continuous leaves them out."""
+def test_quick_profile_runs_timings_the_gates_paired_ratios_and_the_cost(tmp_path):
+    """Single-value metric tracks are noise to asv's factor-only rule; by default continuous leaves them out.
+    The cost tracks are exact, so the quick profile keeps them."""
     found = {name for name in _discover(tmp_path) if name != "version"}
-    assert found == {"hot_slice.HotSlice.time_update_state", "hot_slice.Paired.track_ratio"}
+    cost = {name for name in EXPECTED if name.startswith("cost.")}
+    assert found == {"hot_slice.HotSlice.time_update_state", "hot_slice.Paired.track_ratio", *cost}
 
 
 def test_every_benchmark_is_discovered_with_its_kind(discovered):
@@ -94,6 +100,9 @@ def test_grids_cover_every_task_and_implementation(discovered):
     paired = discovered["hot_slice.Paired.track_ratio"]
     assert "'handwritten'" not in paired["params"][1] and "'assembled'" in paired["params"][1]
     assert discovered["hot_slice.Paired.track_ratio"]["unit"] == "ratio"
+    cost = discovered["cost.Cost.track_instructions"]
+    assert cost["param_names"] == ["task", "impl", "num_envs", "threads"] and cost["params"][3] == ["1"]
+    assert cost["params"][1] == [repr(i) for i in kernels.IMPLS] and cost["unit"] == "instructions"
     collector = discovered["collector.Collector.track_update_state_us"]
     assert collector["param_names"] == ["task", "impl", "num_envs"]
     assert collector["params"][1] == [repr(i) for i in kernels.IMPLS] and collector["unit"] == "us"
@@ -191,3 +200,31 @@ def test_the_sidecar_finds_the_commit_where_asv_records_it(tmp_path, monkeypatch
     assert _common.measured_commit() == "ab" * 20
     monkeypatch.setenv("ASV_COMMIT", "cd" * 20)  # set by a driver such as `fusegate run` (-E existing)
     assert _common.measured_commit() == "cd" * 20
+
+
+def test_the_cost_suite_reads_one_measurement_and_fails_loudly_without_valgrind(monkeypatch):
+    from benchmarks import cost as suite
+
+    monkeypatch.setenv("FUSEGATE_VALGRIND", "/nonexistent/valgrind")
+    costs = suite.Cost().setup_cache()
+    assert "apt-get install valgrind" in costs["error"]
+    bench = suite.Cost()
+    with pytest.raises(RuntimeError, match="apt-get install valgrind"):
+        bench.setup(costs, "g1_walk", "handwritten", 4096, 1)
+    cell = {
+        "instructions": 8.3e6,
+        "l1_misses": 1.6e5,
+        "ll_misses": 1.5e5,
+        "estimated_cycles": 1.9e7,
+        "error": "",
+    }
+    measured = {
+        ("g1_walk", "handwritten", 4096): cell,
+        ("g1_walk", "assembled", 4096): {**cell, "error": "boom"},
+    }
+    bench.setup(measured, "g1_walk", "handwritten", 4096, 1)
+    args = (measured, "g1_walk", "handwritten", 4096, 1)
+    assert bench.track_instructions(*args) == 8.3e6 and bench.track_estimated_cycles(*args) == 1.9e7
+    assert bench.track_l1_misses(*args) == 1.6e5 and bench.track_ll_misses(*args) == 1.5e5
+    with pytest.raises(RuntimeError, match="boom"):
+        bench.setup(measured, "g1_walk", "assembled", 4096, 1)

@@ -34,7 +34,15 @@ def benchmarks_json() -> dict:
         params = dict(GRID_PARAMS, impl=impls)
         return [[repr(v) for v in params[name]] for name in bundle.GRID]
 
+    cost_grid = [[repr(v) for v in GRID_PARAMS["task"]], [repr(v) for v in GRID_PARAMS["impl"]],
+                 [repr(v) for v in GRID_PARAMS["num_envs"]], ["1"]]  # fmt: skip
+    costs = {
+        name: {"name": name, "param_names": list(bundle.GRID), "params": cost_grid, "unit": metric,
+               "type": "track", "version": "1"}
+        for metric, name in bundle.COST.items()
+    }  # fmt: skip
     return {
+        **costs,
         bundle.TIME: {
             "name": bundle.TIME,
             "param_names": list(bundle.GRID),
@@ -65,9 +73,12 @@ def write(
     failed: frozenset = frozenset(),
     env: str = ENV,
     date: datetime.datetime | None = None,
+    costs=None,
 ) -> Path:
     """A results dir under ``root``: ``times(cell) -> samples or None`` (skipped) and ``pairs(cell) -> list of
-    per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark."""
+    per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark.
+    ``costs(cell) -> {metric: value} or None`` (skipped; the string "failed": a raising cost pass) writes the
+    cost suite (1 thread) when given."""
     results_dir = root / "results"
     (results_dir / machine).mkdir(parents=True, exist_ok=True)
     benchmarks = benchmarks_json()
@@ -117,6 +128,20 @@ def write(
             result=values, samples=samples, number=numbers, errcode=0, stderr="", profile=None
         )
         results.add_result(benchmarks[name], result, record_samples=True)
+    if costs is not None:
+        combos = list(
+            itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], GRID_PARAMS["num_envs"], [1])
+        )
+        measured = [costs(dict(zip(bundle.GRID, combo, strict=True))) for combo in combos]
+        for metric, name in bundle.COST.items():
+            values = [
+                None if m == "failed" else float("nan") if m is None else float(m[metric]) for m in measured
+            ]
+            result = BenchmarkResult(
+                result=values, samples=[None] * len(values), number=[None] * len(values), errcode=0, stderr="",
+                profile=None,
+            )  # fmt: skip
+            results.add_result(benchmarks[name], result, record_samples=True)
     results.save(str(results_dir))
     with open(sidecar / "records.jsonl", "a") as f:
         f.writelines(json.dumps(line) + "\n" for line in lines)

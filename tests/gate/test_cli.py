@@ -1,6 +1,7 @@
 """The fusegate command line: exit codes, JSON shape, errors at the boundary."""
 
 import json
+import shutil
 
 import pytest
 
@@ -157,3 +158,37 @@ def test_collect_refuses_a_negative_warmup(capsys):
         cli.main(["collect", "--task", "g1_walk", "--num-envs", "4", "--warmup", "-1"])
     assert exit_info.value.code == 2
     assert "expected a count (0 or more), got -1" in capsys.readouterr().err
+
+
+def test_kernels_cost_without_valgrind_says_how_to_install_it(monkeypatch, capsys):
+    monkeypatch.setenv("FUSEGATE_VALGRIND", "/nonexistent/valgrind")
+    monkeypatch.setattr("os.geteuid", lambda: 1000)  # no install attempt from a test
+    assert cli.main(["kernels", "cost", "--task", "g1_walk", "--impl", "handwritten", "--install"]) == 2
+    assert "apt-get install valgrind" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)"
+)
+def test_kernels_cost_prints_each_cell_and_the_difference_between_processes(capsys):
+    argv = [
+        "kernels",
+        "cost",
+        "--task",
+        "g1_walk",
+        "--impl",
+        "numpy,assembled",
+        "--num-envs",
+        "512",
+        "--jobs",
+        "2",
+    ]
+    assert cli.main([*argv, "--processes", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "x86-64-v3" in out and "differ" in out and out.count("g1_walk") == 2
+    assert cli.main([*argv, "--json"]) == 0
+    [run] = json.loads(capsys.readouterr().out)["runs"]
+    assert {c["impl"] for c in run["cells"]} == {"numpy", "assembled"} and run["jobs"] == 2
+    assert all(
+        c["instructions"] > 0 and c["calls"] == (1 if c["impl"] == "numpy" else 3) for c in run["cells"]
+    )

@@ -29,8 +29,10 @@ def _measure(
     skip_pairs=None,
     seed=0,
     date=None,
+    costs=None,
 ):
-    """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio."""
+    """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio,
+    ``costs(cell)`` gives the cost suite's values (``asv_results.write``)."""
     rng = np.random.default_rng(seed)
 
     def times(cell):
@@ -48,7 +50,7 @@ def _measure(
         return [effect * rng.lognormal(0, 0.03, 40) for _ in range(5)]  # 5 processes
 
     return asv_results.write(
-        root, machine=machine, commit=commit, times=times, pairs=pairs, failed=failed, date=date
+        root, machine=machine, commit=commit, times=times, pairs=pairs, failed=failed, date=date, costs=costs
     )
 
 

@@ -148,6 +148,7 @@ def test_software_fingerprint_fields():
     for key in ("python", "numpy", "numba", "llvmlite", "mujoco"):
         assert s[key] and s[key] != "not installed", key
     assert s["threading_layer"] == "omp"
+    assert s["valgrind"]  # a version, or "not installed": never missing from the record
 
 
 def test_machine_id_ignores_drifting_node_memory(tmp_path, monkeypatch):

@@ -1,0 +1,74 @@
+"""asv suite: the deterministic cost of ``update_state`` per hot-slice cell at 1 thread, under callgrind.
+
+``setup_cache`` measures every (task, implementation, num_envs) of the profile in one valgrind process
+(``kernels.cost``): per call, instructions, L1 and last-level misses of a fixed simulated cache, and estimated
+cycles. The tracks read that one measurement, so ``asv continuous`` and ``asv publish`` show each metric with
+its unit, and the whole measurement goes to the sidecar (``cost.jsonl``) with the valgrind version.
+
+Cost is exact where wall time is not (two processes of one commit agree to 0.01% here), so the quick profile
+records it by default: the gate decides head vs base on it (``fusegate-policy.toml``: ``cost_metric``,
+``cost_margin``). Without valgrind every cell fails with the install command, never a silent skip.
+"""
+
+from __future__ import annotations
+
+from benchmarks import _common as common
+from kernels import cost, registry
+
+COST_THREADS = [1]  # callgrind runs one thread: parallel overheads show only in time
+
+
+class Cost:
+    params = (common.TASKS, common.IMPLS, common.NUM_ENVS, COST_THREADS)
+    param_names = ("task", "impl", "num_envs", "threads")
+    timeout = 1800
+    rounds = 1  # exact: one measurement per commit
+
+    def setup_cache(self):
+        cells = [
+            cost.Cell(task=task, impl=impl, num_envs=n)
+            for task in common.TASKS
+            for impl in registry.available(task)
+            if impl in common.IMPLS
+            for n in common.NUM_ENVS
+        ]
+        try:
+            result = cost.measure(cells)
+        except cost.CostError as exc:
+            return {"error": str(exc)}
+        common.write_sidecar("cost", {"cost": result})
+        return {(c["task"], c["impl"], c["num_envs"]): c for c in result["cells"]}
+
+    def setup(self, costs, task, impl, num_envs, threads):
+        if impl not in registry.available(task):
+            raise NotImplementedError(f"{impl} has no {task} kernel")
+        if "error" in costs:
+            raise RuntimeError(costs["error"])
+        cell = costs[(task, impl, num_envs)]
+        if cell["error"]:
+            raise RuntimeError(f"{task}/{impl} at {num_envs} envs under callgrind: {cell['error']}")
+        self.cell = cell
+
+    def track_instructions(self, costs, task, impl, num_envs, threads):
+        """Instructions executed per ``update_state`` call (callgrind's Ir)."""
+        return self.cell["instructions"]
+
+    track_instructions.unit = "instructions"
+
+    def track_l1_misses(self, costs, task, impl, num_envs, threads):
+        """Simulated L1 misses (instruction and data) per call."""
+        return self.cell["l1_misses"]
+
+    track_l1_misses.unit = "misses"
+
+    def track_ll_misses(self, costs, task, impl, num_envs, threads):
+        """Simulated last-level misses per call."""
+        return self.cell["ll_misses"]
+
+    track_ll_misses.unit = "misses"
+
+    def track_estimated_cycles(self, costs, task, impl, num_envs, threads):
+        """L1 hits + 5 x LL hits + 35 x RAM accesses per call (``kernels.cost``)."""
+        return self.cell["estimated_cycles"]
+
+    track_estimated_cycles.unit = "cycles"

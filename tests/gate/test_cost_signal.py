@@ -1,0 +1,188 @@
+"""The gate deciding on two signals: exact cost (callgrind, 1 thread) and wall time, and saying which decided."""
+
+from __future__ import annotations
+
+import pytest
+
+from gate.ingest import bundle
+from gate.stats import Summary, exact, exact_estimate
+from tests.gate import gitrepo
+from tests.gate.test_evaluate import POLICY, _by_decision, _evaluate, _measure
+from tests.gate.test_ingest import _ingest
+
+INSTRUCTIONS = {"numpy": 9e7, "handwritten": 8.3e6, "assembled": 7.6e6, "assembled_generic": 1.1e7}
+
+
+def _costs(scale=lambda cell: 1.0):
+    """Per-call costs of every cell, proportional to N, ``scale(cell)`` times the default."""
+
+    def costs(cell):
+        base = INSTRUCTIONS[cell["impl"]] * cell["num_envs"] / 4096 * scale(cell)
+        return {
+            "instructions": base,
+            "l1_misses": base / 50,
+            "ll_misses": base / 60,
+            "estimated_cycles": 2.3 * base,
+        }
+
+    return costs
+
+
+def _walk_hw_4096(c):
+    return (c["task"], c["impl"], c["num_envs"]) == ("g1_walk", "handwritten", 4096)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return gitrepo.base_and_head(tmp_path / "repo", policy=POLICY)
+
+
+def test_exact_summaries_and_their_ratio():
+    one = exact([8.3e6])
+    assert one.se == 0 and one.low == one.high == one.center and one.groups == 1
+    e = exact_estimate(one, exact([8.3e6 * 1.011]), margin=0.01)
+    assert e.ratio == pytest.approx(1.011) and e.low == pytest.approx(1.011) and e.design == "exact"
+    runs = exact([100.0, 100.2])  # two runs of one commit: the interval spans them
+    assert runs.low < runs.center < runs.high
+    wide = exact_estimate(runs, exact([101.1]), margin=0.01)
+    assert wide.low < 1.01 < wide.high  # a ratio the runs cannot place on one side of the margin
+    assert isinstance(runs, Summary)
+
+
+def test_time_alone_undecided_is_decided_by_cost(store_url, tmp_path, repo):
+    """An A/A whose wall time straddles the margin (head 5% slower in time only): cost is equal, so it passes."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    _ingest(store_url, _measure(tmp_path / "b", head, slow=lambda c: 1.05, costs=_costs()))
+    e = _evaluate(store_url, path, base, head)
+    hvb = [c for c in e.comparisons if c.kind == "head_vs_base"]
+    assert hvb and all(c.decision == "pass" and c.signal == "cost" for c in hvb)
+    assert all(c.cost_ratio == pytest.approx(1.0) for c in hvb)
+    assert all("instructions 1.0000 within 1.0%" in c.reason and "time" in c.reason for c in hvb)
+    assert e.verdict == "approve", e.reasons
+    assert any("decided by" in r and "cost" in r for r in e.reasons)
+
+
+def test_three_percent_more_instructions_in_one_cell_rejects_by_cost(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    _ingest(
+        store_url,
+        _measure(tmp_path / "b", head, costs=_costs(lambda c: 1.03 if _walk_hw_4096(c) else 1.0)),
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    failed = {(c.kind, c.task, c.impl, c.num_envs, c.threads, c.signal) for c in _by_decision(e, "fail")}
+    # the 1-thread cost backs the 2-thread cell of the same kernel and scale (cost_for_parallel)
+    assert failed == {
+        ("head_vs_base", "g1_walk", "handwritten", 4096, 1, "cost"),
+        ("head_vs_base", "g1_walk", "handwritten", 4096, 2, "cost"),
+        # hand-written is the baseline of assembled: its cost ratio fell, which is never a fail
+    }
+    [row] = [c for c in _by_decision(e, "fail") if c.threads == 1]
+    assert row.cost_ratio == pytest.approx(1.03) and "above the 1.0% cost margin" in row.reason
+
+
+def test_multi_thread_cells_can_be_left_to_time(store_url, tmp_path):
+    path = tmp_path / "repo"
+    base = gitrepo.commit(path, policy=POLICY + "cost_for_parallel = false\n")
+    head = gitrepo.commit(path)
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    _ingest(
+        store_url,
+        _measure(tmp_path / "b", head, costs=_costs(lambda c: 1.03 if _walk_hw_4096(c) else 1.0)),
+    )
+    e = _evaluate(store_url, path, base, head)
+    two = [c for c in e.comparisons if c.kind == "head_vs_base" and c.threads == 2]
+    assert two and all(c.signal == "time" and c.cost_ratio is None for c in two)
+    assert {(c.impl, c.threads) for c in _by_decision(e, "fail")} == {("handwritten", 1)}
+
+
+def test_a_time_regression_fails_even_when_cost_passes(store_url, tmp_path, repo):
+    """Parallel overheads (or anything callgrind does not see) show only in time: either signal can fail."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    slow = lambda c: 1.3 if c["impl"] == "handwritten" and c["threads"] == 2 else 1.0  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=_costs()))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    rows = [c for c in _by_decision(e, "fail") if c.kind == "head_vs_base"]
+    assert rows and all(c.signal == "time" and c.threads == 2 and c.impl == "handwritten" for c in rows)
+    assert all(c.cost_ratio == pytest.approx(1.0) and "within 1.0%" in c.reason for c in rows)
+
+
+def test_implementation_vs_baseline_carries_the_cost_ratio(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    dearer = lambda c: 1.25 if c["impl"] == "assembled" and c["task"] == "g1_motion" else 1.0  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "b", head, costs=_costs(dearer)))
+    e = _evaluate(store_url, path, base, head)
+    ivb = {(c.task, c.num_envs, c.threads): c for c in e.comparisons if c.kind == "impl_vs_baseline"}
+    walk = ivb[("g1_walk", 4096, 1)]
+    assert walk.cost_ratio == pytest.approx(7.6 / 8.3) and walk.decision == "pass" and walk.signal == "cost"
+    motion = ivb[("g1_motion", 4096, 1)]
+    assert motion.cost_ratio == pytest.approx(1.25 * 7.6 / 8.3) and motion.decision == "fail"
+    assert motion.signal == "cost" and "above the 3.0% cost margin" in motion.reason
+
+
+def test_a_failed_cost_pass_is_an_error_of_the_cells_it_backs_not_a_parity_failure(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    costs = _costs()
+    _ingest(
+        store_url, _measure(tmp_path / "b", head, costs=lambda c: "failed" if _walk_hw_4096(c) else costs(c))
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "error"
+    assert not [c for c in e.comparisons if c.kind == "correctness"]
+    errors = _by_decision(e, "error")
+    assert errors and all(c.signal == "cost" and "apt-get install valgrind" in c.reason for c in errors)
+    assert {(c.task, c.num_envs) for c in errors} == {("g1_walk", 4096)}
+
+
+def test_without_cost_results_time_decides_and_says_so(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(store_url, _measure(tmp_path / "b", head))
+    e = _evaluate(store_url, path, base, head)
+    estimated = [c for c in e.comparisons if c.ratio is not None]
+    assert estimated and all(c.signal == "time" and "time alone decides" in c.reason for c in estimated)
+
+
+def test_the_cost_benchmarks_are_ingested_as_exact_cells(store_url, tmp_path):
+    from gate.store import db, queries
+
+    commit = gitrepo.commit(tmp_path / "repo", policy=POLICY)
+    _ingest(store_url, _measure(tmp_path / "a", commit, costs=_costs()))
+    with db.transaction(store_url) as session:
+        cells = [
+            c
+            for *_, c in queries.summaries(session, commit_sha=commit)
+            if c.benchmark in bundle.COST.values()
+        ]
+    assert len(cells) == 4 * 2 * 4 * 2  # metrics x tasks x impls x scales, at 1 thread
+    assert all(c.status == "ok" and c.threads == 1 and c.se == 0 and c.low == c.high for c in cells)
+
+
+def test_calibration_learns_the_cost_floor_and_rules_compare_cost_too(store_url, tmp_path, repo):
+    from gate import rules
+    from gate.evaluate import calibrate
+    from gate.policy import Policy
+    from gate.store import db
+
+    path, _, head = repo
+    aa = gitrepo.commit(path, message="A/A: same tree as head")
+    jitter = {"numpy": 1.0006, "handwritten": 0.9998, "assembled": 1.0, "assembled_generic": 1.0001}
+    _ingest(store_url, _measure(tmp_path / "a", head, costs=_costs()))
+    _ingest(store_url, _measure(tmp_path / "b", aa, costs=_costs(lambda c: jitter[c["impl"]]), seed=1))
+    with db.transaction(store_url) as session:
+        floors = calibrate(session, base_sha=head, head_sha=aa)
+        table = rules.compare(
+            session, base_sha=head, head_sha=aa, policy=Policy(), injections=[1.0, 1.03, 1.2]
+        )
+    assert 0.0006 <= floors[("runner-1", "cost")].noise_floor < 0.0015  # Q3 + 3 IQR, at least the largest
+    assert floors[("runner-1", "cost")].cells == 16  # tasks x impls x scales at 1 thread
+    by = {r["injected"]: r for r in table}
+    assert all(r["cost_cells"] == 16 for r in table)
+    assert by[1.0]["gate_cost_fail"] == 0 and by[1.03]["gate_cost_fail"] == 16
+    assert by[1.03]["asv_cost_worse"] == 0 and by[1.2]["asv_cost_worse"] == 16  # asv's factor 1.1 misses 3%
