@@ -18,6 +18,11 @@ from kernels import cost, registry
 COST_THREADS = [1]  # callgrind runs one thread: parallel overheads show only in time
 
 
+def _failure(task: str, impl: str, num_envs: int, message: str) -> None:
+    cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": 1}
+    common.write_sidecar("failure", {**cell, "suite": "cost", "message": message[:2000]})
+
+
 class Cost:
     params = (common.TASKS, common.IMPLS, common.NUM_ENVS, COST_THREADS)
     param_names = ("task", "impl", "num_envs", "threads")
@@ -35,8 +40,13 @@ class Cost:
         try:
             result = cost.measure(cells)
         except cost.CostError as exc:
+            for c in cells:  # the gate's rows name it (asv keeps no exception text)
+                _failure(c.task, c.impl, c.num_envs, str(exc))
             return {"error": str(exc)}
         common.write_sidecar("cost", {"cost": result})
+        for c in result["cells"]:
+            if c["error"]:
+                _failure(c["task"], c["impl"], c["num_envs"], f"under callgrind: {c['error']}")
         return {(c["task"], c["impl"], c["num_envs"]): c for c in result["cells"]}
 
     def setup(self, costs, task, impl, num_envs, threads):

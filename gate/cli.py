@@ -169,10 +169,9 @@ def cmd_kernels_cost(args: argparse.Namespace) -> int:
         if i in registry.available(t)
         for n in args.num_envs
     ]
-    try:
-        cost.ensure_valgrind(install=args.install, say=render.console(stderr=True).print)
-    except cost.CostError as exc:
-        raise ValueError(str(exc)) from None
+    cost.ensure_valgrind(
+        install=args.install, say=render.console(stderr=True).print
+    )  # CostError: a ValueError
     runs = []
     with _progress(render.console(stderr=True)) as progress:
         job = progress.add_task("callgrind", total=args.processes)
@@ -180,10 +179,7 @@ def cmd_kernels_cost(args: argparse.Namespace) -> int:
             progress.update(
                 job, description=f"callgrind: {len(cells)} cells, measurement {k + 1}/{args.processes}"
             )
-            try:
-                runs.append(cost.measure(cells, calls=args.calls, jobs=args.jobs))
-            except cost.CostError as exc:
-                raise ValueError(str(exc)) from None
+            runs.append(cost.measure(cells, calls=args.calls, jobs=args.jobs))
             progress.advance(job)
     if args.json:
         print(json.dumps({"runs": runs}, indent=2))

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from gate import policy as policies
 from gate import stats
-from gate.ingest.bundle import COST, PAIRED, TIME
+from gate.ingest.bundle import COST, COST_BENCHMARKS, PAIRED, TIME
 from gate.policy import Policy
 from gate.stats import Decision
 from gate.stats.calibrate import MIN_CELLS
@@ -126,9 +126,9 @@ class NoiseFloors:
     def __init__(self, session: Session, machines: Iterable[str] | None = None):
         self._by = {(m, c.design, c.threads): c for m, c in queries.calibrations(session, machines=machines)}
 
-    def cost_fail_margin(self, machine: str, margin: float) -> float:
-        """The cost signal's fail threshold: the policy's margin, or the machine's A/A cost floor if larger."""
-        cal = self._by.get((machine, COST_DESIGN, 1))
+    def cost_fail_margin(self, machine: str, metric: str, margin: float) -> float:
+        """The cost signal's fail threshold: the policy's margin, or the machine's A/A floor of that metric if larger."""
+        cal = self._by.get((machine, cost_design(metric), 1))
         return margin if cal is None else max(margin, cal.noise_floor)
 
     def fail_margin(self, machine: str, threads: int, margin: float) -> tuple[float, str]:
@@ -254,17 +254,14 @@ def _cost_cell(cells: dict | None, policy: Policy, task: str, impl: str, n: int 
 
 
 def _with_cost(
-    row: dict,
-    a: CellSummary | None,
-    b: CellSummary | None,
-    *,
-    margin: float,
-    policy: Policy,
-    fail_margin: float,
+    row: dict, cells_a: dict | None, cells_b: dict, impl_a: str, *, margin: float, policy: Policy, floors
 ) -> dict:
-    """Attach the exact cost comparison B/A (A: ``a``, the base or the baseline) to a row with a time estimate."""
+    """Attach the exact cost comparison B/A to a row with a time estimate: B is the row's implementation in
+    ``cells_b``, A is ``impl_a`` in ``cells_a`` (the base's cells, or the head's for the baseline)."""
     if policy.cost_metric == "none" or (row.get("threads") not in (None, 1) and not policy.cost_for_parallel):
         return row
+    task, n = row["task"], row["num_envs"]
+    a, b = _cost_cell(cells_a, policy, task, impl_a, n), _cost_cell(cells_b, policy, task, row["impl"], n)
     for side, c in (("A", a), ("B", b)):
         if c is not None and c.status != "ok":
             row["cost_error"] = f"cost of {row['baseline'] if side == 'A' else row['impl']}: {c.message}"
@@ -273,6 +270,7 @@ def _with_cost(
         missing = row["baseline"] if a is None else row["impl"]
         row["reason"] = _join(row["reason"], f"no cost for {missing}: time alone decides")
         return row
+    fail_margin = floors.cost_fail_margin(row["machine"], policy.cost_metric, margin)
     row["cost"] = stats.exact_estimate(summary_of(a), summary_of(b), margin=margin, fail_margin=fail_margin)
     row["cost_ratio"] = row["cost"].ratio
     return row
@@ -294,18 +292,18 @@ def _explain(row: dict, policy: Policy) -> None:
         time_text += f" within {row['margin']:.1%} but from {row['groups']} process(es); a pass needs {policy.min_rounds}"
     else:
         time_text += f" straddles {row['margin']:.1%} ({row['groups']} processes)"
-    if cost_error:
+    if time is Decision.INCONCLUSIVE:
+        budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
+        time_text += f"; {budget}"
+    if cost_error and time is not Decision.FAIL:  # a time fail stands; otherwise nothing decided it
         row["decision"], row["signal"] = Decision.ERROR, "cost"
         row["reason"] = _join(row["reason"], f"{cost_error}; {time_text}")
         return
     if cost is None:
         row["signal"] = "time"
-        if time is Decision.INCONCLUSIVE:
-            budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
-            time_text += f"; {budget}"
-        row["reason"] = _join(row["reason"], time_text)
+        row["reason"] = _join(row["reason"], _join(time_text, cost_error or ""))
         return
-    cost_decision = stats.decide(cost, q_value=0.0)
+    cost_decision = stats.decide_exact(cost)
     cost_text = f"{policy.cost_metric} {cost.ratio:.4f}"
     if cost_decision is Decision.FAIL:
         row["decision"], row["signal"] = Decision.FAIL, "cost"
@@ -315,7 +313,7 @@ def _explain(row: dict, policy: Policy) -> None:
         why = f"{time_text}; {cost_text} within {cost.margin:.1%}"
     elif cost_decision is Decision.PASS:
         row["decision"], row["signal"] = Decision.PASS, "cost"
-        why = f"{cost_text} within {cost.margin:.1%}; {time_text}, not a fail"
+        why = f"{cost_text} within {cost.margin:.1%}; {time_text.split('; ')[0]}, not a fail"
     else:  # the runs of one commit disagree about the margin: time decides
         row["signal"] = "time"
         why = f"{cost_text} [{cost.low:.4f}, {cost.high:.4f}] undecided across runs; {time_text}"
@@ -362,7 +360,7 @@ def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
     benchmarks and the exception. A failed cost pass is not one: it is an error of the rows it backs."""
     failed: dict[tuple, list[tuple[str, CellSummary]]] = defaultdict(list)
     for (benchmark, task, impl, n, t), c in sorted(cells.items()):
-        if c.status == "failed" and benchmark not in _COST:
+        if c.status == "failed" and benchmark not in COST_BENCHMARKS:
             failed[(task, impl, n, t)].append((benchmark.rsplit(".", 2)[-2], c))
     rows = []
     for (task, impl, n, t), found in failed.items():
@@ -377,9 +375,6 @@ def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
             )
         )  # fmt: skip
     return rows
-
-
-_COST = frozenset(COST.values())
 
 
 def _grid(cells: dict, impl: str, baseline: str, policy: Policy) -> list[tuple[str, int, int]]:
@@ -412,12 +407,11 @@ def _impl_vs_baseline(machine, placement, cells, policy, compare, floors) -> lis
             elif not problem:
                 margin = policy.margin_for(task, n)
                 row = _estimate_row(stats.paired_estimate(summary_of(c), margin=margin), **where)
-                costs = (
-                    _cost_cell(cells, policy, task, policy.baseline, n),
-                    _cost_cell(cells, policy, task, impl, n),
+                rows.append(
+                    _with_cost(
+                        row, cells, cells, policy.baseline, margin=margin, policy=policy, floors=floors
+                    )
                 )
-                fail = floors.cost_fail_margin(machine, margin)
-                rows.append(_with_cost(row, *costs, margin=margin, policy=policy, fail_margin=fail))
     return rows
 
 
@@ -471,12 +465,9 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
                     summary_of(a), summary_of(b), margin=margin, fail_margin=fail_margin
                 )
                 row = _estimate_row(estimate, **where, threads=b.threads, detail=detail, reason=note)
-            costs = (
-                _cost_cell(cells, policy, task, policy.baseline, n),
-                _cost_cell(cells, policy, task, impl, n),
+            rows.append(
+                _with_cost(row, cells, cells, policy.baseline, margin=margin, policy=policy, floors=floors)
             )
-            fail = floors.cost_fail_margin(machine, margin)
-            rows.append(_with_cost(row, *costs, margin=margin, policy=policy, fail_margin=fail))
     return rows
 
 
@@ -515,10 +506,10 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
         estimate = stats.unpaired_estimate(
             summary_of(a), summary_of(c), margin=margin, fail_margin=fail_margin
         )
-        costs = (_cost_cell(base, policy, task, impl, n), _cost_cell(cells, policy, task, impl, n))
         row = _estimate_row(estimate, **where, reason=note)
-        fail = floors.cost_fail_margin(machine, policy.cost_margin)
-        rows.append(_with_cost(row, *costs, margin=policy.cost_margin, policy=policy, fail_margin=fail))
+        rows.append(
+            _with_cost(row, base, cells, impl, margin=policy.cost_margin, policy=policy, floors=floors)
+        )
     for key, a in sorted(base.items()):
         benchmark, task, impl, n, t = key
         if benchmark == TIME and impl in policy.head_vs_base and a.status == "ok" and key not in cells:
@@ -546,7 +537,28 @@ def _hvb_cell(machine: str, placement: str, task: str, impl: str, n: int, t: int
     )
 
 
-COST_DESIGN = "cost"  # the calibration of the cost signal (policy cost_metric), at 1 thread
+def cost_design(metric: str) -> str:
+    """The calibration design of a cost metric (one floor per metric: L1 misses are far noisier than Ir)."""
+    return f"cost:{metric}"
+
+
+def cost_pairs(
+    session: Session, *, base_sha: str, head_sha: str, metric: str, impls: Iterable[str] | None = None
+) -> list[tuple[str, stats.Summary, stats.Summary]]:
+    """(machine, base, head) summaries of every cost cell of ``metric`` measured on both commits, one placement."""
+    if metric == "none":
+        return []
+    name = COST[metric]
+
+    def cells(sha):
+        return {
+            (m, p, c.task, c.impl, c.num_envs): c
+            for m, p, _, c in queries.summaries(session, commit_sha=sha)
+            if c.benchmark == name and c.status == "ok" and (impls is None or c.impl in impls)
+        }
+
+    base, head = cells(base_sha), cells(head_sha)
+    return [(key[0], summary_of(base[key]), summary_of(c)) for key, c in sorted(head.items()) if key in base]
 
 
 def calibrate(
@@ -565,16 +577,8 @@ def calibrate(
         if c.benchmark == TIME and c.status == "ok" and a is not None:
             by[(m, c.threads)].append(stats.unpaired_estimate(summary_of(a), summary_of(c), margin=0.0))
     cost: dict[str, list[stats.Estimate]] = defaultdict(list)
-    if cost_metric != "none":
-        base_cost = {
-            (m, p, c.task, c.impl, c.num_envs): c
-            for m, p, _, c in queries.summaries(session, commit_sha=base_sha)
-            if c.benchmark == COST[cost_metric] and c.status == "ok"
-        }
-        for m, p, _, c in queries.summaries(session, commit_sha=head_sha):
-            a = base_cost.get((m, p, c.task, c.impl, c.num_envs))
-            if c.benchmark == COST[cost_metric] and c.status == "ok" and a is not None:
-                cost[m].append(stats.exact_estimate(summary_of(a), summary_of(c), margin=0.0))
+    for m, a, c in cost_pairs(session, base_sha=base_sha, head_sha=head_sha, metric=cost_metric):
+        cost[m].append(stats.exact_estimate(a, c, margin=0.0))
     if not by:
         raise ValueError(
             f"no cell measured on both {base_sha[:12]} and {head_sha[:12]} on one machine and placement"
@@ -590,9 +594,14 @@ def calibrate(
         if len(estimates) >= MIN_CELLS:
             floor = stats.noise_floor(estimates)
             queries.save_calibration(
-                session, machine=machine, design=COST_DESIGN, threads=1, floor=floor, commit_sha=head_sha
+                session,
+                machine=machine,
+                design=cost_design(cost_metric),
+                threads=1,
+                floor=floor,
+                commit_sha=head_sha,
             )
-            floors[(machine, COST_DESIGN)] = floor
+            floors[(machine, "cost")] = floor
     return floors
 
 

@@ -259,7 +259,15 @@ def verdict_table(evaluation) -> Table:
 
 def verdict_lines(evaluation) -> list[str]:
     style = _VERDICT_STYLE.get(evaluation.verdict, "")
-    return [f"[{style}]verdict: {evaluation.verdict.upper()}[/]", *(f"  {r}" for r in evaluation.reasons)]
+    lines = [f"[{style}]verdict: {evaluation.verdict.upper()}[/]", *(f"  {r}" for r in evaluation.reasons)]
+    if any(c.kind == "head_vs_base" and c.signal == "time" for c in evaluation.comparisons):
+        lines.append(
+            "  asv continuous calls a timing 'slower' from pooled samples (Mann-Whitney p < 0.002 and a 1.1 factor); "
+            "the gate's time rows use per-process intervals and the cost rows exact counts, so the two can differ: "
+            f"fusegate rules --base {evaluation.base_sha[:12]} --head {evaluation.head_sha[:12]} shows both rules "
+            "on these samples"
+        )
+    return lines
 
 
 def store_bench_table(row: dict, url: str) -> Table:

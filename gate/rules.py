@@ -23,8 +23,8 @@ from asv_runner.statistics import compute_stats
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.evaluate import NoiseFloors, summary_of
-from gate.ingest.bundle import COST, TIME
+from gate.evaluate import NoiseFloors, cost_pairs
+from gate.ingest.bundle import TIME
 from gate.policy import Policy
 from gate.stats import Decision
 from gate.store import queries
@@ -56,22 +56,21 @@ def compare(
     margin = policy.head_vs_base_margin
     summaries = {k: (stats.summarize(base[k]), stats.summarize(head[k], seed=1)) for k in cells}
     pooled = {k: ([x for g in base[k] for x in g], np.concatenate(head[k])) for k in cells}
-    costs = _cost_pairs(session, base_sha, head_sha, policy)
+    costs = cost_pairs(
+        session, base_sha=base_sha, head_sha=head_sha, metric=policy.cost_metric, impls=policy.head_vs_base
+    )
     rows = []
     for factor in injections:
         cost_fails = sum(
-            stats.decide(
+            stats.decide_exact(
                 stats.exact_estimate(
-                    a,
-                    b.scaled(factor),
-                    margin=policy.cost_margin,
-                    fail_margin=floors.cost_fail_margin(m, policy.cost_margin),
-                ),
-                q_value=0.0,
+                    a, b.scaled(factor), margin=policy.cost_margin,
+                    fail_margin=floors.cost_fail_margin(m, policy.cost_metric, policy.cost_margin),
+                )
             )
             is Decision.FAIL
             for m, a, b in costs
-        )
+        )  # fmt: skip
         asv_cost = sum(math.exp(b.center - a.center) * factor > asv_factor for _, a, b in costs)
         estimates, asv_flags = [], 0
         for key in cells:
@@ -97,20 +96,3 @@ def compare(
             }
         )
     return rows
-
-
-def _cost_pairs(session: Session, base_sha: str, head_sha: str, policy: Policy) -> list[tuple]:
-    """(machine, base summary, head summary) of every cost cell measured on both commits."""
-    if policy.cost_metric == "none":
-        return []
-    name = COST[policy.cost_metric]
-    base = {
-        (m, p, c.task, c.impl, c.num_envs): c
-        for m, p, _, c in queries.summaries(session, commit_sha=base_sha)
-        if c.benchmark == name and c.status == "ok" and c.impl in policy.head_vs_base
-    }
-    return [
-        (m, summary_of(base[key]), summary_of(c))
-        for m, p, _, c in queries.summaries(session, commit_sha=head_sha)
-        if c.benchmark == name and c.status == "ok" and (key := (m, p, c.task, c.impl, c.num_envs)) in base
-    ]

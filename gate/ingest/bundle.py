@@ -29,6 +29,7 @@ SIDECAR_FORMAT = 1
 GRID = ("task", "impl", "num_envs", "threads")
 # The cost signal (benchmarks/cost.py): one exact value per cell and metric, measured at 1 thread.
 COST = {metric: f"cost.Cost.track_{metric}" for metric in COST_METRICS}
+COST_BENCHMARKS = frozenset(COST.values())
 BENCHMARKS = {
     "hot_slice.HotSlice.time_update_state": GRID,
     "hot_slice.Paired.track_ratio": GRID,
@@ -180,6 +181,8 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
                         )
         elif kind == "failure":
             _cell_fields(record, where)
+            if record.get("suite", "hot_slice") not in ("hot_slice", "cost"):
+                raise IngestError(where, "suite", f"expected hot_slice or cost, got {record['suite']!r:.40}")
             message = _need(record, "message", str, where)
             if len(message) > MAX_MESSAGE:
                 raise IngestError(where, "message", f"longer than {MAX_MESSAGE} characters")
@@ -201,9 +204,10 @@ def _cell_fields(record: dict, where: str) -> None:
 
 
 def _failures(records: list[dict]) -> dict[tuple, str]:
-    """(task, impl, num_envs, threads) -> the exception a benchmark process of that cell raised."""
+    """(suite, task, impl, num_envs, threads) -> the exception a benchmark process of that cell raised; the
+    suite is the asv module (hot_slice, cost), so a timing failure never explains a cost cell or back."""
     return {
-        (r["task"], r["impl"], r["num_envs"], r["threads"]): r["message"]
+        (r.get("suite", "hot_slice"), r["task"], r["impl"], r["num_envs"], r["threads"]): r["message"]
         for r in records
         if r["kind"] == "failure"
     }
@@ -383,7 +387,10 @@ def runs(bundle: Bundle) -> list[RunRecord]:
             )
         failures = _failures(records)
         results = [
-            replace(r, message=failures.get((r.task, r.impl, r.num_envs, r.threads), ""))
+            replace(
+                r,
+                message=failures.get((r.benchmark.split(".")[0], r.task, r.impl, r.num_envs, r.threads), ""),
+            )
             if r.status == "failed"
             else r
             for r in results
@@ -396,6 +403,10 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         except KeyError as exc:
             raise IngestError(
                 file, f"sidecar.machine.{exc.args[0]}", "missing from the machine fingerprint"
+            ) from None
+        except (AttributeError, TypeError):
+            raise IngestError(
+                file, "sidecar.machine.numa_nodes", "expected {node: {cpus: [...], memory_mb: N}}"
             ) from None
         out.append(
             RunRecord(

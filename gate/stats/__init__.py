@@ -1,7 +1,7 @@
 """Pure statistics: samples in, typed estimates and decisions out (no I/O, no store)."""
 
 from gate.stats.calibrate import NoiseFloor, noise_floor
-from gate.stats.decide import Decision, decide, decide_all, q_values
+from gate.stats.decide import Decision, decide, decide_all, decide_exact, q_values
 from gate.stats.estimate import (
     CONFIDENCE,
     Estimate,
@@ -25,6 +25,7 @@ __all__ = [
     "Summary",
     "decide",
     "decide_all",
+    "decide_exact",
     "exact",
     "exact_estimate",
     "noise_floor",

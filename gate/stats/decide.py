@@ -52,6 +52,11 @@ def decide(
     return Decision.INCONCLUSIVE
 
 
+def decide_exact(estimate: Estimate) -> Decision:
+    """The cost signal's decision: exact counts, so no false-discovery control (a q of 0)."""
+    return decide(estimate, q_value=0.0)
+
+
 def decide_all(
     estimates: Sequence[Estimate], *, min_groups: int = 1, confidence: float = CONFIDENCE
 ) -> list[tuple[Decision, float]]:

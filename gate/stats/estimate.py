@@ -74,7 +74,7 @@ class Estimate:
         return asdict(self)
 
 
-def _clean(groups: Sequence[Sequence[float]], *, what: str, minimum: int = 3) -> list[np.ndarray]:
+def _clean(groups: Sequence[Sequence[float]], *, what: str) -> list[np.ndarray]:
     arrays = [np.asarray(g, dtype=float) for g in groups]
     arrays = [a for a in arrays if a.size]
     if not arrays:
@@ -83,8 +83,8 @@ def _clean(groups: Sequence[Sequence[float]], *, what: str, minimum: int = 3) ->
         if not np.all(np.isfinite(a)) or np.any(a <= 0):
             raise InsufficientData(f"{what} holds a non-positive or non-finite sample")
     total = sum(a.size for a in arrays)
-    if total < minimum:
-        raise InsufficientData(f"{what} has {total} samples; at least {minimum} are needed")
+    if total < 3:
+        raise InsufficientData(f"{what} has {total} samples; at least 3 are needed")
     return arrays
 
 
@@ -114,9 +114,14 @@ def summarize(
 
 
 def exact(values: Sequence[float], *, what: str = "the cost") -> Summary:
-    """Summary of a deterministic measurement (the cost signal, one value per run): the median, and the range
-    of the runs as its interval (a point when one run measured it). No bootstrap: there is no noise to model."""
-    logs = np.log(_clean([values], what=what, minimum=1)[0])
+    """Summary of a deterministic count (the cost signal, one value per run): the median, and the range of the
+    runs as its interval (a point when one run measured it). No bootstrap: there is no noise to model. Counts
+    are summarised as log(1 + count), so a kernel with no cache misses is a valid cell (ratios of counts in the
+    millions are unchanged)."""
+    array = np.asarray(values, dtype=float)
+    if not array.size or not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise InsufficientData(f"{what} needs finite counts >= 0, got {list(values)!r:.80}")
+    logs = np.log1p(array)
     center = float(np.median(logs))
     return Summary(
         center=center,

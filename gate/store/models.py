@@ -208,7 +208,7 @@ class Comparison(Base):
     decision: Mapped[str] = mapped_column(String(16))
     # what decided: "cost" (callgrind, exact), "time" (wall-time interval), "none" (correctness, missing data)
     signal: Mapped[str] = mapped_column(String(16), default="time", server_default="time")
-    cost_ratio: Mapped[float | None] = mapped_column(Float)  # B/A estimated cycles, when measured
+    cost_ratio: Mapped[float | None] = mapped_column(Float)  # B/A of the policy's cost_metric, when measured
     reason: Mapped[str] = mapped_column(Text, default="")
     evaluation: Mapped[Evaluation] = relationship(back_populates="comparisons")
 
@@ -220,7 +220,7 @@ class Calibration(Base):
     __table_args__ = (UniqueConstraint("machine_id", "design", "threads"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     machine_id: Mapped[int] = mapped_column(ForeignKey("machine.id"))
-    design: Mapped[str] = mapped_column(String(16))
+    design: Mapped[str] = mapped_column(String(32))  # unpaired | paired | cost:<metric>
     threads: Mapped[int]
     noise_floor: Mapped[float] = mapped_column(Float)
     mde: Mapped[float] = mapped_column(Float)

@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
-from gate.ingest.bundle import COST, RunRecord
+from gate.ingest.bundle import COST_BENCHMARKS, RunRecord
 from gate.store.models import (
     Calibration,
     CellSummary,
@@ -172,9 +172,9 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
         )
         failed = [r for r in results if r.status == "failed"]
         groups = [g for r in results for g in r.samples]
-        if failed and benchmark in _COST:
+        if failed and benchmark in COST_BENCHMARKS:
             summary.status = "failed"
-            summary.message = (
+            summary.message = next((r.message for r in failed if r.message), "") or (
                 "the cost pass raised in asv (a kernel that fails under callgrind, or no valgrind on the runner: "
                 "apt-get install valgrind); asv's output names the exception"
             )
@@ -183,8 +183,11 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
             summary.message = next((r.message for r in failed if r.message), "") or (
                 "the benchmark raised (parity or construction failure) in asv; asv's output names the exception"
             )
-        elif benchmark in _COST:  # exact: one value per run, no samples to bootstrap
-            _fill(summary, stats.exact([r.value for r in results]))
+        elif benchmark in COST_BENCHMARKS:  # exact: one value per run, no samples to bootstrap
+            try:
+                _fill(summary, stats.exact([r.value for r in results]))
+            except stats.InsufficientData as exc:
+                summary.status, summary.message = "insufficient", str(exc)
         elif not groups:
             summary.status = "insufficient"
             summary.message = "no samples recorded (run asv with --record-samples)"
@@ -197,9 +200,6 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
                 _fill(summary, s)
         session.add(summary)
     return len(cells)
-
-
-_COST = frozenset(COST.values())
 
 
 def _fill(summary: CellSummary, s: stats.Summary) -> None:

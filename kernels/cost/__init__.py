@@ -11,7 +11,8 @@ the measured calls, and each call's costs dumped on its own (``callgrind.dump_st
   host-tuned code the wall-time cells run (that code is what ``time_update_state`` measures).
 - **Determinism.** One thread on Numba's workqueue layer (no spinning OpenMP workers), ``PYTHONHASHSEED=0``,
   fixed synthetic inputs (seed 0) and a fixed simulated cache (``CACHE``), so a cell's cost depends only on
-  the code. ``fusegate cost`` prints each cell's spread over its calls; two processes agree to 0.01% here.
+  the code. ``fusegate kernels cost --processes 2`` prints how far two processes differ: at most 0.062% in
+  instructions over the quick profile here (docs/cost.md).
 - **Estimated cycles** weigh the cache simulation's hits and misses as Iai-Callgrind does (L1 hit 1, LL hit 5,
   RAM 35 cycles; the weights of Itamar Turner-Trauring's "Ir + cache" model that CodSpeed and Iai adopted):
   ``EstimatedCycles = L1 hits + 5 * LL hits + 35 * RAM hits``.
@@ -50,8 +51,9 @@ INSTALL_HINT = (
 )
 
 
-class CostError(RuntimeError):
-    """The cost pass could not run (no valgrind, the worker died): says what and what to do."""
+class CostError(ValueError):
+    """The cost pass could not run (no valgrind, a CPU without the pinned target): says what and what to do.
+    A ValueError, so the command line prints it as an error at the boundary, not a traceback."""
 
 
 @dataclass(frozen=True, kw_only=True, order=True)
@@ -111,6 +113,28 @@ def ensure_valgrind(*, install: bool = False, say=print) -> str:
     return valgrind()
 
 
+# What the pinned target needs of the CPU that compiles for it (the native fill); /proc/cpuinfo's names.
+TARGET_FLAGS = ("avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe")
+
+
+def check_target(cpuinfo: str | None = None) -> None:
+    """A CostError when this CPU cannot run code compiled for the pinned target (the fill would die of SIGILL)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return  # nothing to check against: the fill reports what happens
+    flags = next(
+        (line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), None
+    )
+    missing = [f for f in TARGET_FLAGS if flags is not None and f not in flags]
+    if missing:
+        raise CostError(
+            f"the cost signal compiles for {TARGET['NUMBA_CPU_NAME']}, and this CPU lacks {', '.join(missing)}: "
+            'measure cost on a machine with AVX2 and FMA, or set cost_metric = "none" in the policy'
+        )
+
+
 def valgrind_version() -> str:
     try:
         done = subprocess.run(
@@ -128,6 +152,9 @@ def worker_env() -> dict[str, str]:
     import kernels  # the cache directory of this source tree
 
     env.update(
+        # The workers import the very kernels package the driver did (asv's environment of the measured commit),
+        # never one found through their working directory or a PYTHONPATH of the caller's.
+        PYTHONPATH=str(Path(kernels.__file__).resolve().parents[1]),
         NUMBA_CACHE_DIR=str(Path(kernels.NUMBA_CACHE_DIR).parent),
         NUMBA_NUM_THREADS="1",
         NUMBA_THREADING_LAYER="workqueue",
@@ -209,23 +236,38 @@ def collect(out_dir: Path, cells: list[Cell], errors: dict[str, str]) -> list[Ce
     return out
 
 
-def _start(args: list[str], *, env: dict, log: Path) -> subprocess.Popen:
-    with open(log, "w") as out:
-        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+def _tail(*logs: Path, lines: int = 12) -> str:
+    text = []
+    for log in logs:
+        if log.exists():
+            text += log.read_text(errors="replace").strip().splitlines()[-lines:]
+    return "\n".join(text)
 
 
-def _wait(procs: list[tuple[subprocess.Popen, Path]], *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    for proc, log in procs:
+def _run_all(commands: list[list[str]], logs: list[Path], *, env: dict, deadline: float) -> list[str]:
+    """Run the commands at once; per command, "" or what went wrong (exit code and the log's tail). Every
+    process is waited for; at the deadline the rest are killed."""
+    procs = []
+    for command, log in zip(commands, logs, strict=True):
+        with open(log, "w") as out:  # cwd: the log's directory, so no package is imported from the caller's
+            procs.append(
+                subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=log.parent)
+            )
+    problems = []
+    for proc, log in zip(procs, logs, strict=True):
         try:
             code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            for p, _ in procs:
-                p.kill()
-            raise CostError(f"{what} ran past {timeout:.0f} s; see {log}") from None
-        if code != 0:
-            tail = "\n".join(log.read_text(errors="replace").strip().splitlines()[-15:])
-            raise CostError(f"{what} exited with {code}:\n{tail}")
+            proc.kill()
+            proc.wait()
+            problems.append(f"killed at the cost pass's deadline; last output:\n{_tail(log)}")
+            continue
+        problems.append(
+            ""
+            if code == 0
+            else f"exited with {code}:\n{_tail(log, log.with_name(log.name.replace('worker', 'valgrind')))}"
+        )
+    return problems
 
 
 # Instructions per env and call under callgrind, measured here (fusegate cost, quick profile): what balances
@@ -278,21 +320,24 @@ def measure(
     *,
     calls: int = CALLS,
     jobs: int | None = None,
-    timeout: float = 1800,
+    timeout: float = 1500,
     keep: Path | None = None,
 ) -> dict:
-    """Every cell's cost, in ``jobs`` valgrind processes at once (callgrind counts are independent of load);
-    returns ``{"cells": [...], "seconds": {...}, ...}`` (``format`` FORMAT)."""
+    """Every cell's cost, in ``jobs`` valgrind processes at once (callgrind counts are independent of load),
+    all within ``timeout`` seconds; returns ``{"cells": [...], "seconds": {...}, ...}`` (``format`` FORMAT). A
+    process that fails errs its own cells only, with its exit code and output. ``keep``: a new or empty
+    directory to keep the callgrind dumps and logs in."""
     valgrind()  # fails early, with the install hint, when valgrind is missing
+    check_target()
+    deadline = time.monotonic() + timeout
     env = worker_env()
     groups = partition(cells, jobs or jobs_default())
     seconds: dict = {}
     with tempfile.TemporaryDirectory(prefix="fusegate-cost-") as tmp:
         out_dir = Path(keep) if keep else Path(tmp)
         out_dir.mkdir(parents=True, exist_ok=True)
-        for old in out_dir.glob("*"):
-            if old.is_file():
-                old.unlink()
+        if any(out_dir.iterdir()):
+            raise CostError(f"{out_dir} is not empty: give a new or empty directory to keep the dumps in")
         workers = []
         for i, group in enumerate(groups):
             spec = {
@@ -310,31 +355,32 @@ def measure(
                 ]
             )
         t0 = time.perf_counter()
-        fills = [
-            _start([*w, "--fill"], env=env, log=out_dir / f"fill.{i}.log") for i, w in enumerate(workers)
-        ]
-        _wait(
-            [(p, out_dir / f"fill.{i}.log") for i, p in enumerate(fills)],
-            timeout=timeout,
-            what="the native compile for the pinned target",
-        )
+        fill = _run_all([[*w, "--fill"] for w in workers], [out_dir / f"fill.{i}.log" for i in range(len(workers))],
+                        env=env, deadline=deadline)  # fmt: skip
         seconds["fill"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        runs = [
-            _start([*callgrind_command(out_dir, i), *w], env=env, log=out_dir / f"worker.{i}.log")
-            for i, w in enumerate(workers)
-        ]
-        _wait(
-            [(p, out_dir / f"worker.{i}.log") for i, p in enumerate(runs)],
-            timeout=timeout,
-            what="the callgrind worker",
+        runs = _run_all(
+            [[*callgrind_command(out_dir, i), *w] for i, w in enumerate(workers)],
+            [out_dir / f"worker.{i}.log" for i in range(len(workers))],
+            env=env,
+            deadline=deadline,
         )
         seconds["valgrind"] = time.perf_counter() - t0
         errors: dict[str, str] = {}
-        for i in range(len(groups)):
-            report = json.loads((out_dir / f"report.{i}.json").read_text())
+        for i, group in enumerate(groups):
+            problem = runs[i] and f"the callgrind worker {runs[i]}"
+            if fill[i]:
+                problem = f"the native compile for {TARGET['NUMBA_CPU_NAME']} {fill[i]}"
+            try:
+                report = json.loads((out_dir / f"report.{i}.json").read_text())
+            except (OSError, ValueError):
+                report = {"errors": {}, "seconds": {}}
+                problem = problem or "the callgrind worker wrote no report"
             errors.update(report["errors"])
             seconds[f"worker {i}"] = report["seconds"]
+            for cell in group:
+                if problem and cell.label not in errors:
+                    errors[cell.label] = problem
         costs = collect(out_dir, cells, errors)
     return {
         "format": FORMAT,

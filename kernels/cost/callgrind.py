@@ -3,7 +3,7 @@
 A client request is a marker instruction sequence that is a no-op on a real CPU and a call into the tool under
 valgrind: rotate ``%rdi`` by 3, 13, 61 and 51 bits (128 in all: unchanged), then ``xchg %rbx,%rbx``, with
 ``%rax`` pointing at six words (request code, five arguments) and the answer in ``%rdx`` (the default when
-not under valgrind). The 31 bytes below are that sequence as a C function
+not under valgrind). The 29 bytes below are that sequence as a C function
 ``uint64_t request(uint64_t *args, uint64_t default)``, placed in an executable page and called with ctypes.
 
 Request codes are valgrind.h's and callgrind.h's (``VG_USERREQ_TOOL_BASE('C','T')``); both headers are stable
@@ -49,7 +49,13 @@ def _function():
             raise Unsupported(
                 f"callgrind client requests are implemented for x86_64 only, this is {platform.machine()}"
             )
-        page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        try:
+            page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        except OSError as exc:  # e.g. SELinux's execmem denied
+            raise Unsupported(
+                f"cannot map an executable page for the client requests ({exc}); this host forbids writable "
+                "executable memory, so it cannot measure the cost signal"
+            ) from exc
         page.write(_CODE)
         address = ctypes.addressof(ctypes.c_char.from_buffer(page))
         _request = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)(address)

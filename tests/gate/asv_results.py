@@ -74,11 +74,13 @@ def write(
     env: str = ENV,
     date: datetime.datetime | None = None,
     costs=None,
+    messages: dict | None = None,
 ) -> Path:
     """A results dir under ``root``: ``times(cell) -> samples or None`` (skipped) and ``pairs(cell) -> list of
     per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark.
     ``costs(cell) -> {metric: value} or None`` (skipped; the string "failed": a raising cost pass) writes the
-    cost suite (1 thread) when given."""
+    cost suite (1 thread) when given. ``messages`` maps a failed cell (task, impl, num_envs, threads) to the
+    exception its benchmark wrote to the sidecar."""
     results_dir = root / "results"
     (results_dir / machine).mkdir(parents=True, exist_ok=True)
     benchmarks = benchmarks_json()
@@ -91,6 +93,9 @@ def write(
     sidecar = root / "fusegate" / commit[:8]
     sidecar.mkdir(parents=True, exist_ok=True)
     lines = [_common.sidecar_line("placement", {}, commit=commit, env=env, applied=applied)]
+    for (task, impl, n, t), message in (messages or {}).items():
+        record = {"task": task, "impl": impl, "num_envs": n, "threads": t, "message": message}
+        lines.append(_common.sidecar_line("failure", record, commit=commit, env=env, applied=applied))
     for name, impls in ((bundle.TIME, GRID_PARAMS["impl"]), (bundle.PAIRED, PAIRED_IMPLS)):
         params = dict(GRID_PARAMS, impl=impls)
         values, samples = [], []

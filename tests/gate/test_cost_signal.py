@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate.ingest import bundle
-from gate.stats import Summary, exact, exact_estimate
+from gate.stats import InsufficientData, Summary, exact, exact_estimate
 from tests.gate import gitrepo
 from tests.gate.test_evaluate import POLICY, _by_decision, _evaluate, _measure
 from tests.gate.test_ingest import _ingest
@@ -186,3 +186,27 @@ def test_calibration_learns_the_cost_floor_and_rules_compare_cost_too(store_url,
     assert all(r["cost_cells"] == 16 for r in table)
     assert by[1.0]["gate_cost_fail"] == 0 and by[1.03]["gate_cost_fail"] == 16
     assert by[1.03]["asv_cost_worse"] == 0 and by[1.2]["asv_cost_worse"] == 16  # asv's factor 1.1 misses 3%
+
+
+def test_a_time_fail_stands_when_the_cost_pass_failed(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    costs = _costs()
+    slow = lambda c: 1.3 if _walk_hw_4096(c) and c["threads"] == 1 else 1.0  # noqa: E731
+    _ingest(
+        store_url,
+        _measure(tmp_path / "b", head, slow=slow, costs=lambda c: "failed" if _walk_hw_4096(c) else costs(c)),
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    [row] = [c for c in _by_decision(e, "fail") if c.kind == "head_vs_base"]
+    assert (row.threads, row.signal) == (1, "time") and "apt-get install valgrind" in row.reason
+
+
+def test_cost_counts_of_zero_are_valid():
+    assert exact([0.0]).center == 0.0  # a kernel with no simulated LL miss
+    assert exact_estimate(exact([0.0]), exact([0.0]), margin=0.01).ratio == 1.0
+    with pytest.raises(InsufficientData):
+        exact([-1.0])
+    with pytest.raises(InsufficientData):
+        exact([float("nan")])

@@ -30,6 +30,7 @@ def _measure(
     seed=0,
     date=None,
     costs=None,
+    messages=None,
 ):
     """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio,
     ``costs(cell)`` gives the cost suite's values (``asv_results.write``)."""
@@ -50,7 +51,15 @@ def _measure(
         return [effect * rng.lognormal(0, 0.03, 40) for _ in range(5)]  # 5 processes
 
     return asv_results.write(
-        root, machine=machine, commit=commit, times=times, pairs=pairs, failed=failed, date=date, costs=costs
+        root,
+        machine=machine,
+        commit=commit,
+        times=times,
+        pairs=pairs,
+        failed=failed,
+        date=date,
+        costs=costs,
+        messages=messages,
     )
 
 
@@ -330,3 +339,25 @@ def test_rules_table_compares_asv_and_the_gate_on_injected_slowdowns(
     assert same["cells"] == slow["cells"] == 28
     assert same["asv_worse"] == 0 and same["gate_fail"] == 0  # 2% noise, nothing changed
     assert slow["asv_worse"] == 28 and slow["gate_fail"] == 28  # 30% slower everywhere: both see it
+
+
+def test_a_parity_failure_is_one_row_per_cell_naming_the_exception(store_url, tmp_path, repo):
+    """Tried as a new user would: two identical rows per cell without asv's message, then a best_threads row
+    saying 'no timing samples'. Now one row per cell with the exception, and no row about missing timings."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    cells = {("g1_motion", "assembled", 4096, t) for t in (1, 2)}
+    message = "RuntimeError: g1_motion/assembled fails parity with the NumPy reference: reward (max abs 0.31)"
+    _ingest(
+        store_url,
+        _measure(tmp_path / "b", head, failed=frozenset(cells), messages=dict.fromkeys(cells, message)),
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    rows = [c for c in e.comparisons if c.kind == "correctness"]
+    assert sorted((c.task, c.impl, c.num_envs, c.threads) for c in rows) == sorted(cells)
+    assert all(
+        message in c.reason and c.detail.startswith("HotSlice, Paired") and c.signal == "none" for c in rows
+    )
+    assert not [c for c in e.comparisons if c.kind == "best_threads" and c.decision == "error"]
+    assert not any("pool=" not in c.detail for c in rows)  # the placement names its pool, not a thread count

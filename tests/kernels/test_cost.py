@@ -123,7 +123,14 @@ def test_cost_is_exact_across_processes_and_linear_in_calls(tmp_path):
 @pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)"
 )
-def test_a_kernel_that_raises_is_reported_and_the_others_measured(tmp_path):
+def test_a_kernel_that_raises_is_reported_and_the_others_measured(tmp_path, monkeypatch):
+    """Also: the workers import the driver's kernels, not a ``kernels`` package in the caller's directory (asv
+    runs benchmarks from the repository, whose tree may be another commit than the one measured)."""
+    decoy = tmp_path / "decoy" / "kernels"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise ImportError('the wrong kernels package')\n")
+    monkeypatch.chdir(decoy.parent)
+    monkeypatch.setenv("PYTHONPATH", str(decoy.parent))
     cells = [
         cost.Cell(task="g1_walk", impl="no_such_impl", num_envs=64),
         cost.Cell(task="g1_walk", impl="handwritten", num_envs=64),
@@ -131,3 +138,39 @@ def test_a_kernel_that_raises_is_reported_and_the_others_measured(tmp_path):
     broken, good = cost.measure(cells, jobs=1)["cells"]
     assert "unknown implementation 'no_such_impl'" in broken["error"]
     assert good["instructions"] > 0 and not good["error"]
+
+
+def test_the_pinned_target_is_checked_against_the_cpu():
+    cost.check_target("flags\t\t: fpu sse2 avx avx2 fma bmi1 bmi2 f16c movbe\n")
+    with pytest.raises(cost.CostError, match="lacks avx2, fma"):
+        cost.check_target("flags\t\t: fpu sse2 avx bmi1 bmi2 f16c movbe\n")
+
+
+def test_each_process_reports_its_own_failure_and_every_process_is_waited_for(tmp_path):
+    import sys
+    import time
+
+    logs = [tmp_path / f"worker.{i}.log" for i in range(3)]
+    (tmp_path / "valgrind.1.log").write_text("==1== valgrind: unhandled instruction\n")
+    commands = [
+        [sys.executable, "-c", "print('fine')"],
+        [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"],
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+    ]
+    t0 = time.monotonic()
+    problems = cost._run_all(commands, logs, env=None, deadline=time.monotonic() + 3)
+    assert time.monotonic() - t0 < 20
+    assert problems[0] == ""
+    assert (
+        problems[1].startswith("exited with 3")
+        and "boom" in problems[1]
+        and "unhandled instruction" in problems[1]
+    )
+    assert problems[2].startswith("killed at the cost pass's deadline")
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)")
+def test_kept_dumps_need_an_empty_directory(tmp_path):
+    (tmp_path / "old.txt").write_text("x")
+    with pytest.raises(cost.CostError, match="not empty"):
+        cost.measure([cost.Cell(task="g1_walk", impl="handwritten", num_envs=64)], keep=tmp_path)

@@ -13,3 +13,57 @@ def test_migrated_schema_matches_the_models(store_url):
     with db.engine(store_url).connect() as connection:
         diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     assert diff == []
+
+
+def test_0004_moves_stored_runs_to_the_new_machine_id_and_labels(tmp_path):
+    """A store of the old schema: runs of the machine's own hardware get the id that no longer hashes node
+    memory (so a base measured before the upgrade still matches a head measured after it); labels say pool=."""
+    import json
+
+    from alembic import command
+    from sqlalchemy import text
+
+    from kernels import fingerprint
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    config = db.alembic_config(url)
+    command.upgrade(config, "0003")
+    fp = fingerprint.machine()
+    old = (
+        __import__("hashlib")
+        .sha256(json.dumps({k: fp[k] for k in (*_ID_KEYS, "numa_nodes")}, sort_keys=True).encode())
+        .hexdigest()[:16]
+    )
+    with db.engine(url).begin() as c:
+        c.execute(text("INSERT INTO machine (id, name, fingerprint_hash, fingerprint, asv_machine, first_seen, last_seen) "
+                       "VALUES (1, 'm', :h, :fp, '{}', '2026-01-01', '2026-01-01')"), {"h": old, "fp": json.dumps(fp)})  # fmt: skip
+        c.execute(text("INSERT INTO placement (id, hash, placement, label) VALUES (1, 'p', '{}', "
+                       "'cpus=0-1 mem=default threads=2 layer=omp')"))  # fmt: skip
+        c.execute(text("INSERT INTO environment (id, hash, software) VALUES (1, 'e', '{}')"))
+        c.execute(
+            text('INSERT INTO "commit" (id, sha, first_seen) VALUES (1, :s, :t)'),
+            {"s": "a" * 40, "t": "2026-01-01"},
+        )
+        for run_id, h in ((1, old), (2, "another-hardware")):
+            c.execute(text("INSERT INTO run (id, machine_id, commit_id, environment_id, placement_id, env_name, source, "
+                           "digest, fingerprint_hash, started_at, uploaded_at) VALUES (:i, 1, 1, 1, 1, :e, 'asv', 'd', "
+                           ":h, '2026-01-01', '2026-01-01')"), {"i": run_id, "e": f"env{run_id}", "h": h})  # fmt: skip
+    command.upgrade(config, "head")
+    with db.engine(url).connect() as c:
+        hashes = dict(c.execute(text("SELECT id, fingerprint_hash FROM run")).all())
+        label = c.execute(text("SELECT label FROM placement")).scalar()
+        machine = c.execute(text("SELECT fingerprint_hash FROM machine")).scalar()
+    assert hashes == {
+        1: fingerprint.machine_id(fp),
+        2: "another-hardware",
+    } and machine == fingerprint.machine_id(fp)
+    assert label == "cpus=0-1 mem=default pool=2 layer=omp"
+    command.downgrade(config, "0003")  # and back: the old schema's labels
+    with db.engine(url).connect() as c:
+        assert (
+            c.execute(text("SELECT label FROM placement")).scalar()
+            == "cpus=0-1 mem=default threads=2 layer=omp"
+        )
+
+
+_ID_KEYS = ("arch", "cpu_model", "cpu_flags", "logical_cpus", "physical_cores", "sockets", "caches")
