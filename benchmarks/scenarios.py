@@ -13,10 +13,10 @@ decided, and the confusion table over all runs. The profile is the environment's
 Scenarios (each a change a pull request could make):
 
 - ``docs``: a README line (an A/A: the kernels' code is unchanged) -> approve;
-- ``extra_work``: the assembled g1_walk kernel computes ``cmd_norm`` as a chain of 24 dependent square roots
-  (same values; a few percent more instructions per env, measured by the run) -> reject, by cost, on assembled
-  g1_walk rows. (Eight independent ones averaged added only 0.96%: LLVM vectorised them, and the gate approved
-  it, as its 1% cost margin says it should.)
+- ``extra_work``: the assembled g1_walk kernel computes ``cmd_norm`` as a chain of 36 dependent square roots
+  (same values; 3.5% more instructions per call, the run prints it) -> reject, by cost, on assembled g1_walk
+  rows. Measured while choosing it: eight independent roots averaged added 0.96% (LLVM vectorised them) and
+  the gate approved, as its 1% cost margin says; a chain of 24 added 2.3-2.4% and was rejected.
 - ``parity``: the assembled g1_walk kernel's projected gravity z uses 2.1 where the spec has 2.0 -> reject, by a
   correctness row (parity with the NumPy reference).
 """
@@ -57,7 +57,7 @@ SCENARIOS = {
             "reject",
             GENERATOR,
             '"cmd_norm": (("cmd",), ("cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz)",)),',
-            '"cmd_norm": (("cmd",), ("cmd_norm = 0.0", "for _r in range(24):", '
+            '"cmd_norm": (("cmd",), ("cmd_norm = 0.0", "for _r in range(36):", '
             '"    cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz + 1e-300 * cmd_norm)")),',
             "fail by cost: assembled g1_walk",
         ),
