@@ -31,12 +31,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 FORMAT = 1
-REFERENCE = "numpy"  # kernels.registry.REFERENCE, without importing Numba into the driver
+REFERENCE = "numpy"  # kernels.registry.REFERENCE (weight and calls are planned before any kernel loads)
 TARGET = {"NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
 # A fixed simulated cache (size, associativity, line bytes), so a cost never depends on what valgrind reads
 # from the host's cpuid (a VM here reports a 256 MiB direct-mapped LL).
 CACHE = {"I1": (32768, 8, 64), "D1": (32768, 8, 64), "LL": (8 * 1024 * 1024, 16, 64)}
-EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 WEIGHTS = {"l1_hit": 1, "ll_hit": 5, "ram": 35}
 METRICS = {  # what a cost cell reports per call, and its unit
     "instructions": "instructions",
@@ -206,7 +205,8 @@ def per_call(events: dict[str, int]) -> dict[str, float]:
 
 
 def collect(out_dir: Path, cells: list[Cell], errors: dict[str, str]) -> list[CellCost]:
-    """Every cell's per-call medians from the dumps in ``out_dir`` (labels ``<cell>#<call>``)."""
+    """Every cell's per-call cost (its measured calls' total over their count) from the dumps in ``out_dir``
+    (labels ``<cell>#<call>``; ``#warm`` dumps are not counted)."""
     calls: dict[str, list[dict[str, float]]] = {}
     for path in sorted(out_dir.glob("callgrind.out.*")):
         label, events = parse_dump(path.read_text())
