@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kernels
-from kernels.sim import getters
+from kernels.sim import getters, trajectory
 from kernels.sim.calls import CALLS
 from kernels.sim.collector import PHASES, Collector
 from kernels.spec import RewardTerm
@@ -18,17 +18,7 @@ STEPS = 40
 def _rollout(
     task: str, impl: str, steps: int = STEPS, num_envs: int = 12, seed: int = 5, threads: int = 2
 ) -> dict[str, np.ndarray]:
-    c = Collector(task, impl, num_envs=num_envs, threads=threads, seed=seed)
-    record = {"reward": [], "done": [], "obs": [], "resets": []}
-    with c.threads_limited():
-        for _ in range(steps):
-            c.step()
-            last = c.replay.last()
-            record["reward"].append(last["reward"].copy())
-            record["done"].append(last["done"].copy())
-            record["obs"].append(c.out["obs"].copy())
-            record["resets"].append(c.resets)
-    return {k: np.array(v) for k, v in record.items()}
+    return trajectory.rollout(task, impl, steps=steps, num_envs=num_envs, seed=seed, threads=threads)
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +41,46 @@ def test_fused_implementations_follow_the_reference_trajectory(task, impl, refer
     np.testing.assert_array_equal(run["resets"], ref["resets"])
     np.testing.assert_allclose(run["reward"], ref["reward"], rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(run["obs"], ref["obs"], rtol=1e-3, atol=1e-3)
+    assert trajectory.differences(run, ref) == []
+
+
+def test_a_departing_trajectory_is_named_by_array_step_and_env(reference_rollouts):
+    ref = reference_rollouts["g1_walk"]
+    rng = np.random.default_rng()
+    step, env = int(rng.integers(1, STEPS)), int(rng.integers(12))
+    for key, poison in (
+        ("done", lambda a: 1 - a),
+        ("reward", lambda a: a + 0.01),
+        ("obs", lambda a: a * np.nan),
+    ):
+        run = {k: v.copy() for k, v in ref.items()}
+        run[key][step, env] = poison(run[key][step, env])
+        (problem,) = trajectory.differences(run, ref)
+        assert problem.startswith(f"{key} ") and f"at step {step} env {env}" in problem
+    run = {k: v.copy() for k, v in ref.items()}
+    run["reward"] = run["reward"] * (1 + 5e-4)  # a different summation order: within the tolerance
+    assert trajectory.differences(run, ref) == []
+
+
+def test_the_check_names_a_collector_that_fails_to_construct(monkeypatch):
+    import kernels.sim.trajectory as module
+
+    real = module.Collector
+
+    def broken(task, impl, **kwargs):
+        if impl == "assembled":
+            raise ValueError("the env's snapshot has no 'phase' buffer")
+        return real(task, impl, **kwargs)
+
+    monkeypatch.setattr(module, "Collector", broken)
+    found = trajectory.check("g1_walk", ["numpy", "handwritten", "assembled"], steps=16, num_envs=16)
+    assert found["numpy"].ok and found["handwritten"].ok and found["numpy"].max_reward_diff == 0
+    assert found["handwritten"].resets > 0  # the rollout reaches episodes that ended
+    bad = found["assembled"]
+    assert not bad.ok and bad.max_reward_diff is None
+    assert (
+        "Collector('g1_walk', 'assembled'" in bad.message and "ValueError: the env's snapshot" in bad.message
+    )
 
 
 def test_the_same_seed_gives_the_same_trajectory_on_any_thread_count_and_another_seed_does_not():
