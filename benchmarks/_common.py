@@ -41,7 +41,7 @@ def _threads() -> list[int]:
     return [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= cpus]
 
 
-def _override(name: str, default: list, allowed=None, kind=str) -> list:
+def override(name: str, default: list, allowed=None, kind=str) -> list:
     """A profile's grid axis, or the comma-separated list in ``name`` (e.g. for a narrowed scenario run)."""
     text = os.environ.get(name)
     if not text:
@@ -53,9 +53,9 @@ def _override(name: str, default: list, allowed=None, kind=str) -> list:
     return values
 
 
-TASKS = _override("FUSEGATE_BENCH_TASKS", list(kernels.TASKS), kernels.TASKS)
-IMPLS = _override("FUSEGATE_BENCH_IMPLS", list(kernels.IMPLS), kernels.IMPLS)
-NUM_ENVS = _override(
+TASKS = override("FUSEGATE_BENCH_TASKS", list(kernels.TASKS), kernels.TASKS)
+IMPLS = override("FUSEGATE_BENCH_IMPLS", list(kernels.IMPLS), kernels.IMPLS)
+NUM_ENVS = override(
     "FUSEGATE_BENCH_ENVS", [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)], kind=int
 )
 THREADS = _threads()

@@ -1,7 +1,27 @@
 """asv suite: the end-to-end collector (MuJoCo G1 physics, getters, update_state, reset, policy, replay) per
 task x implementation x num_envs, under the same placement as the hot slice.
 
-One process (``setup_cache``) runs every case in turn with ``kernels.sim.collector.Collector`` at the
+In every profile (the gate judges these):
+
+- ``CollectorCheck``: one process (``setup_cache``) rolls out every implementation's collector for
+  ``CHECK_STEPS`` steps on seed 0 (episodes end and reset within them) and compares each with the NumPy
+  reference's rollout (``kernels.sim.trajectory``): identical ``done`` and resets, rewards and observations
+  within the collector tests' tolerances. A collector that fails to construct, raises in a step or departs from
+  the reference fails its benchmark, and the exception or the departure goes to the sidecar (``failure``,
+  suite ``collector``) for the gate's correctness row. ``track_reward_max_diff`` is the largest reward
+  difference from the reference.
+- ``CollectorPaired``: each fused implementation against the hand-written one in one process: two collectors
+  on the same seed, so on the same states, stepped in alternating blocks of ``BLOCK`` steps in random order,
+  ``PAIRS`` pairs after ``WARMUP`` steps each. Every pair (step time of each side, and physics, the kernel and
+  the rest per env-step) goes to the sidecar (``collector_paired``); asv tracks the median pair ratio.
+  ``rounds`` processes per cell, like the hot slice's ``Paired``.
+
+Grid: ``GATE_ENVS`` (quick: 64 envs, a step of ~30 ms at 1 thread here; full: 256 and 1024) at ``GATE_THREADS``
+(quick: 1 thread, the quiet cells on a shared machine; full: the profile's thread counts);
+``FUSEGATE_BENCH_COLLECTOR_ENVS`` overrides the scales. The collector step's cost under callgrind is
+``cost.CollectorCost``.
+
+The phase tracks: one process (``setup_cache``) runs every case in turn with ``kernels.sim.collector.Collector`` at the
 placement's full thread count, and every ``track_`` looks its number up: the step time, env-steps/s (as its
 inverse, microseconds per env-step, so asv's "higher is worse" holds), each phase in microseconds per env-step,
 the overhead (everything but physics and the policy forward pass) and CPU utilisation. Each report also goes
@@ -14,11 +34,151 @@ steps after 10.
 
 from __future__ import annotations
 
+import random
+import statistics
+
+import numpy as np
+
 from benchmarks import _common as common
-from kernels import registry
+from kernels import bench, registry
 
 NUM_ENVS = [256] if common.PROFILE == "quick" else [1024, 4096]
 STEPS, WARMUP = (30, 5) if common.PROFILE == "quick" else (100, 10)
+
+GATE_ENVS = common.override(
+    "FUSEGATE_BENCH_COLLECTOR_ENVS", [64] if common.PROFILE == "quick" else [256, 1024], kind=int
+)
+GATE_THREADS = [1] if common.PROFILE == "quick" else common.THREADS
+CHECK_STEPS = 16  # g1_walk and g1_motion end episodes of 64 envs from the 6th step on (seed 0)
+PAIRS, BLOCK, PAIR_WARMUP = 12, 2, 2
+SUITE = "collector"  # the failure records' suite: the gate names the module, not the benchmark
+
+
+def _failure(task: str, impl: str, num_envs: int, threads: int, message: str) -> None:
+    cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
+    common.write_sidecar("failure", {**cell, "suite": SUITE, "message": message[:2000]})
+
+
+def _check_all() -> dict:
+    from kernels.sim import trajectory
+
+    common.place()
+    found = {}
+    for task in common.TASKS:
+        impls = [i for i in registry.available(task) if i in common.IMPLS]
+        for n in GATE_ENVS:
+            for t in GATE_THREADS:
+                checks = trajectory.check(task, impls, steps=CHECK_STEPS, num_envs=n, seed=0, threads=t)
+                common.write_sidecar(
+                    "collector_check",
+                    {"task": task, "num_envs": n, "threads": t, "steps": CHECK_STEPS,
+                     "checks": [c.to_dict() for c in checks.values()]},
+                )  # fmt: skip
+                for impl, c in checks.items():
+                    if not c.ok:
+                        _failure(task, impl, n, t, c.message)
+                    found[(task, impl, n, t)] = c.to_dict()
+    return found
+
+
+class CollectorCheck:
+    params = (common.TASKS, common.IMPLS, GATE_ENVS, GATE_THREADS)
+    param_names = ("task", "impl", "num_envs", "threads")
+    timeout = 900
+    rounds = 1  # a fixed-seed rollout: one per commit
+
+    def setup_cache(self):
+        return _check_all()
+
+    def setup(self, checks, task, impl, num_envs, threads):
+        common.require(task, impl, threads)
+        found = checks[(task, impl, num_envs, threads)]
+        if not found["ok"]:
+            raise RuntimeError(found["message"])
+
+    def track_reward_max_diff(self, checks, task, impl, num_envs, threads):
+        """Largest reward difference from the NumPy reference's rollout (same seed, same steps)."""
+        return checks[(task, impl, num_envs, threads)]["max_reward_diff"]
+
+    track_reward_max_diff.unit = "reward"
+
+
+def _phases_us(phase_s: np.ndarray, num_envs: int) -> dict[str, float]:
+    """Physics, the kernel and the rest of a block's steps (sums of ``Collector.step`` times), per env-step."""
+    from kernels.sim.collector import PHASES
+
+    per = dict(zip(PHASES, phase_s[: len(PHASES)] / num_envs * 1e6, strict=True))
+    rest = sum(v for k, v in per.items() if k not in ("physics", "update_state"))
+    return {"physics": float(per["physics"]), "kernel": float(per["update_state"]), "rest": float(rest)}
+
+
+class CollectorPaired:
+    """A fused implementation's collector step against the hand-written one's, alternating in one process."""
+
+    params = (
+        common.TASKS,
+        [i for i in common.IMPLS if i not in (bench.BASELINE, registry.REFERENCE)],
+        GATE_ENVS,
+        GATE_THREADS,
+    )
+    param_names = ("task", "impl", "num_envs", "threads")
+    timeout = 600
+    rounds = 2
+
+    def setup(self, task, impl, num_envs, threads):
+        from kernels.sim.collector import Collector
+
+        common.require(task, impl, threads)
+        try:
+            self.collectors = {
+                name: Collector(task, name, num_envs=num_envs, threads=threads, seed=0)
+                for name in (bench.BASELINE, impl)
+            }
+        except Exception as exc:
+            _failure(task, impl, num_envs, threads, f"{type(exc).__name__}: {exc}")
+            raise
+
+    def _block(self, name: str, times: np.ndarray) -> tuple[float, np.ndarray]:
+        collector, phases = self.collectors[name], np.zeros(times.shape)
+        wall = 0.0
+        for _ in range(BLOCK):
+            wall += collector.step(times)
+            phases += times
+        return wall / BLOCK, phases / BLOCK
+
+    def track_ratio(self, task, impl, num_envs, threads):
+        """Median over PAIRS pairs of impl / hand-written step time, each pair of blocks in random order."""
+        from kernels.sim.collector import PHASES, PHYSICS_PARTS
+
+        base = self.collectors[bench.BASELINE]
+        times = np.zeros(len(PHASES) + len(PHYSICS_PARTS))
+        rng, pairs = random.Random(), []
+        with base.threads_limited():  # both collectors run at the same thread counts
+            for name in (bench.BASELINE, impl):
+                for _ in range(PAIR_WARMUP):
+                    self.collectors[name].step()
+            for _ in range(PAIRS):
+                order = [bench.BASELINE, impl]
+                rng.shuffle(order)
+                blocks = {name: self._block(name, times) for name in order}
+                pairs.append(
+                    {
+                        "base_s": blocks[bench.BASELINE][0],
+                        "impl_s": blocks[impl][0],
+                        "first": order[0],
+                        "base_us": _phases_us(blocks[bench.BASELINE][1], num_envs),
+                        "impl_us": _phases_us(blocks[impl][1], num_envs),
+                    }
+                )
+        ratio = statistics.median(p["impl_s"] / p["base_s"] for p in pairs)
+        common.write_sidecar(
+            "collector_paired",
+            {"task": task, "impl": impl, "baseline": bench.BASELINE, "num_envs": num_envs, "threads": threads,
+             "block": BLOCK, "pairs": pairs, "median_ratio": ratio},
+        )  # fmt: skip
+        return ratio
+
+    track_ratio.unit = "ratio"
 
 
 def _measure() -> dict:

@@ -5,6 +5,9 @@
 cycles. The tracks read that one measurement, so ``asv continuous`` and ``asv publish`` show each metric with
 its unit, and the whole measurement goes to the sidecar (``cost.jsonl``) with the valgrind version.
 
+``CollectorCost`` reads the same measurement for the collector cells (``benchmarks/collector.py``'s grid at 1
+thread): one collector step of each implementation, everything but MuJoCo's physics (``kernels.cost``).
+
 Cost is exact where wall time is not (two processes of one commit agree to 0.01% here), so the quick profile
 records it by default: the gate decides head vs base on it (``fusegate-policy.toml``: ``cost_metric``,
 ``cost_margin``). Without valgrind every cell fails with the install command, never a silent skip.
@@ -13,14 +16,41 @@ records it by default: the gate decides head vs base on it (``fusegate-policy.to
 from __future__ import annotations
 
 from benchmarks import _common as common
+from benchmarks.collector import GATE_ENVS
 from kernels import cost, registry
 
 COST_THREADS = [1]  # callgrind runs one thread: parallel overheads show only in time
+SUITES = {cost.UPDATE_STATE: "cost", cost.COLLECTOR: "collector_cost"}  # the failure records' suite per kind
 
 
-def _failure(task: str, impl: str, num_envs: int, message: str) -> None:
-    cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": 1}
-    common.write_sidecar("failure", {**cell, "suite": "cost", "message": message[:2000]})
+def _failure(c: cost.Cell | dict, message: str) -> None:
+    c = c if isinstance(c, dict) else c.__dict__
+    cell = {"task": c["task"], "impl": c["impl"], "num_envs": c["num_envs"], "threads": 1}
+    common.write_sidecar("failure", {**cell, "suite": SUITES[c["kind"]], "message": message[:2000]})
+
+
+def _measure() -> dict:
+    """Every hot-slice and collector cell of the profile in one cost pass; both classes read it (asv keys a
+    ``setup_cache`` by its function, so they share one)."""
+    cells = [
+        cost.Cell(task=task, impl=impl, num_envs=n, kind=kind)
+        for task in common.TASKS
+        for impl in registry.available(task)
+        if impl in common.IMPLS
+        for kind, scales in ((cost.UPDATE_STATE, common.NUM_ENVS), (cost.COLLECTOR, GATE_ENVS))
+        for n in scales
+    ]
+    try:
+        result = cost.measure(cells)
+    except cost.CostError as exc:
+        for c in cells:  # the gate's rows name it (asv keeps no exception text)
+            _failure(c, str(exc))
+        return {"error": str(exc)}
+    common.write_sidecar("cost", {"cost": result})
+    for c in result["cells"]:
+        if c["error"]:
+            _failure(c, f"under callgrind: {c['error']}")
+    return {(c["kind"], c["task"], c["impl"], c["num_envs"]): c for c in result["cells"]}
 
 
 class Cost:
@@ -28,35 +58,19 @@ class Cost:
     param_names = ("task", "impl", "num_envs", "threads")
     timeout = 1800
     rounds = 1  # exact: one measurement per commit
-
-    def setup_cache(self):
-        cells = [
-            cost.Cell(task=task, impl=impl, num_envs=n)
-            for task in common.TASKS
-            for impl in registry.available(task)
-            if impl in common.IMPLS
-            for n in common.NUM_ENVS
-        ]
-        try:
-            result = cost.measure(cells)
-        except cost.CostError as exc:
-            for c in cells:  # the gate's rows name it (asv keeps no exception text)
-                _failure(c.task, c.impl, c.num_envs, str(exc))
-            return {"error": str(exc)}
-        common.write_sidecar("cost", {"cost": result})
-        for c in result["cells"]:
-            if c["error"]:
-                _failure(c["task"], c["impl"], c["num_envs"], f"under callgrind: {c['error']}")
-        return {(c["task"], c["impl"], c["num_envs"]): c for c in result["cells"]}
+    kind = cost.UPDATE_STATE
+    setup_cache = staticmethod(_measure)
 
     def setup(self, costs, task, impl, num_envs, threads):
         if impl not in registry.available(task):
             raise NotImplementedError(f"{impl} has no {task} kernel")
         if "error" in costs:
             raise RuntimeError(costs["error"])
-        cell = costs[(task, impl, num_envs)]
+        cell = costs[(self.kind, task, impl, num_envs)]
         if cell["error"]:
-            raise RuntimeError(f"{task}/{impl} at {num_envs} envs under callgrind: {cell['error']}")
+            raise RuntimeError(
+                f"{cell['kind']} of {task}/{impl} at {num_envs} envs under callgrind: {cell['error']}"
+            )
         self.cell = cell
 
     def track_instructions(self, costs, task, impl, num_envs, threads):
@@ -82,3 +96,10 @@ class Cost:
         return self.cell["estimated_cycles"]
 
     track_estimated_cycles.unit = "cycles"
+
+
+class CollectorCost(Cost):
+    """Per collector step of ``num_envs`` envs, everything but physics (``kernels.cost``)."""
+
+    params = (common.TASKS, common.IMPLS, GATE_ENVS, COST_THREADS)
+    kind = cost.COLLECTOR

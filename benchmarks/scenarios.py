@@ -34,6 +34,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from gate.ingest.bundle import GATE_BENCH
+
 ROOT = Path(__file__).resolve().parents[1]
 GENERATOR = "kernels/assembled/g1_walk.py"
 
@@ -187,9 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"default: {','.join(SCENARIOS)}")
     p.add_argument("--runs", type=int, default=1, help="independent runs (a fresh base measurement each)")
     p.add_argument("--rounds", type=int, default=2, help="asv rounds (processes per cell)")
-    p.add_argument(
-        "--bench", default=r"^(hot_slice\.(HotSlice|Paired)|cost\.Cost)\.", help="asv --bench regex"
-    )
+    p.add_argument("--bench", default=GATE_BENCH, help="asv --bench regex")
     p.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)

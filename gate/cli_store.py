@@ -198,11 +198,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         _asv("machine", "--yes")
     url = _url(args)
     if not args.no_bench:
+        from gate.ingest import bundle
         from kernels import cost
 
         cost.ensure_valgrind(install=True, say=console.print)
         console.print(
-            f"[bold]1/3[/] asv quick profile on HEAD {head[:12]} (hot slice timings, paired ratios, cost)"
+            f"[bold]1/3[/] asv quick profile on HEAD {head[:12]} (hot slice timings, paired ratios, collector, cost)"
         )
         env = {
             **os.environ,
@@ -211,7 +212,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         }
         code = _asv(
             "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", head, "--record-samples",
-            "-a", f"rounds={args.rounds}", "--bench", r"^(hot_slice\.(HotSlice|Paired)|cost\.Cost)\.", env=env,
+            "-a", f"rounds={args.rounds}", "--bench", bundle.GATE_BENCH, env=env,
         )  # fmt: skip
         if code not in (0, 2):  # 2: a benchmark failed; the gate reports it as a correctness failure
             raise ValueError(f"asv run exited with {code}; see its output above")

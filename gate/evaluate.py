@@ -8,6 +8,11 @@ Comparisons (GATE.md):
 - ``best_threads``: per (machine, task, num_envs), each at its own fastest thread count (paired when both are
   fastest at the same count, else unpaired across processes).
 - ``head_vs_base``: every policy implementation per cell, head against base, unpaired across processes.
+- ``collector_vs_baseline``: the end-to-end collector step (``benchmarks/collector.py``) of each policy
+  implementation against the baseline's, paired in one process, with ``collector_margin``; the reason gives
+  physics, the kernel and the rest per env-step. A collector that fails to construct, to run, or to follow the
+  NumPy reference's rollout is a ``correctness`` row.
+- ``collector_head_vs_base``: every policy implementation's collector step, head against base.
 
 Two signals back a cell (GATE.md, docs/cost.md). **Time**: the wall-time interval above, decided with false-discovery
 control. **Cost**: the exact per-call cost under callgrind (``benchmarks/cost.py``, policy ``cost_metric``) of the
@@ -22,6 +27,7 @@ is an error, never a pass: a required machine without results, a cell without sa
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,7 +38,17 @@ from sqlalchemy.orm import Session
 
 from gate import policy as policies
 from gate import stats
-from gate.ingest.bundle import COST, COST_BENCHMARKS, PAIRED, TIME
+from gate.ingest.bundle import (
+    COLLECTOR_CHECK,
+    COLLECTOR_COST,
+    COLLECTOR_PAIRED,
+    COLLECTOR_PHASES,
+    COLLECTOR_STEP,
+    COST,
+    COST_BENCHMARKS,
+    PAIRED,
+    TIME,
+)
 from gate.policy import Policy
 from gate.stats import Decision
 from gate.stats.calibrate import MIN_CELLS
@@ -193,10 +209,12 @@ def evaluate(
         rows += _impl_vs_baseline(machine, where, cells, policy, compare, floors)
         if policy.best_threads:
             rows += _best_threads(machine, where, cells, policy, compare, floors)
+        rows += _collector_vs_baseline(machine, where, cells, policy, compare, floors)
         if base_sha != head_sha:
-            rows += _head_vs_base(
-                machine, where, cells, base_by.get((machine, placement)), policy, floors, base_sha
-            )
+            base = base_by.get((machine, placement))
+            rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha)
+            if base:  # without a base, the row above says so
+                rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha, collector=True)
     for machine in sorted(set(required) & set(reported)):
         if not any(r["machine"] == machine for r in rows):
             rows.append(
@@ -247,21 +265,33 @@ def _join(a: str, b: str) -> str:
     return f"{a}; {b}" if a else b
 
 
-def _cost_cell(cells: dict | None, policy: Policy, task: str, impl: str, n: int | None) -> CellSummary | None:
+def _cost_cell(
+    cells: dict | None, policy: Policy, task: str, impl: str, n: int | None, costs: dict[str, str]
+) -> CellSummary | None:
     if cells is None or policy.cost_metric == "none":
         return None
-    return cells.get((COST[policy.cost_metric], task, impl, n, 1))
+    return cells.get((costs[policy.cost_metric], task, impl, n, 1))
 
 
 def _with_cost(
-    row: dict, cells_a: dict | None, cells_b: dict, impl_a: str, *, margin: float, policy: Policy, floors
+    row: dict,
+    cells_a: dict | None,
+    cells_b: dict,
+    impl_a: str,
+    *,
+    margin: float,
+    policy: Policy,
+    floors,
+    costs: dict[str, str] = COST,
 ) -> dict:
     """Attach the exact cost comparison B/A to a row with a time estimate: B is the row's implementation in
-    ``cells_b``, A is ``impl_a`` in ``cells_a`` (the base's cells, or the head's for the baseline)."""
+    ``cells_b``, A is ``impl_a`` in ``cells_a`` (the base's cells, or the head's for the baseline); ``costs``
+    names the cost benchmark per metric (the hot slice's, or the collector step's)."""
     if policy.cost_metric == "none" or (row.get("threads") not in (None, 1) and not policy.cost_for_parallel):
         return row
     task, n = row["task"], row["num_envs"]
-    a, b = _cost_cell(cells_a, policy, task, impl_a, n), _cost_cell(cells_b, policy, task, row["impl"], n)
+    a = _cost_cell(cells_a, policy, task, impl_a, n, costs)
+    b = _cost_cell(cells_b, policy, task, row["impl"], n, costs)
     for side, c in (("A", a), ("B", b)):
         if c is not None and c.status != "ok":
             row["cost_error"] = f"cost of {row['baseline'] if side == 'A' else row['impl']}: {c.message}"
@@ -290,6 +320,11 @@ def _explain(row: dict, policy: Policy) -> None:
         time_text += f" within {row['margin']:.1%}"
     elif row["groups"] < policy.min_rounds and e.high <= 1 + row["margin"]:
         time_text += f" within {row['margin']:.1%} but from {row['groups']} process(es); a pass needs {policy.min_rounds}"
+    elif e.low > 1 + row["fail_margin"]:  # above the margin in its own interval, not across the family
+        time_text += (
+            f" above the {row['fail_margin']:.1%} fail margin, but not past false-discovery control over every "
+            f"cell (q={row['q_value']:.2g}, {row['groups']} processes)"
+        )
     else:
         time_text += f" straddles {row['margin']:.1%} ({row['groups']} processes)"
     if time is Decision.INCONCLUSIVE:
@@ -366,14 +401,60 @@ def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
     for (task, impl, n, t), found in failed.items():
         names = ", ".join(name for name, _ in found)
         message = next((c.message for _, c in found if not c.message.startswith("the benchmark raised")), "")
+        if all(c.benchmark.startswith("collector.") for _, c in found):
+            hint = f"fusegate collect --task {task} --impl {impl} --num-envs {n} reproduces it"
+        else:
+            hint = "fix the kernel (fusegate kernels parity shows the arrays)"
         rows.append(
             _row(
                 machine=machine, kind="correctness", task=task, impl=impl, baseline="reference",
                 num_envs=n or None, threads=t or None, detail=f"{names} [{placement}]", margin=0.0,
-                decision=Decision.FAIL,
-                reason=(message or found[0][1].message) + "; fix the kernel (fusegate kernels parity shows the arrays)",
+                decision=Decision.FAIL, reason=f"{message or found[0][1].message}; {hint}",
             )
         )  # fmt: skip
+    return rows
+
+
+def _phases(cells: dict, task: str, impl: str, n: int, t: int) -> str:
+    """Physics, the kernel and the rest of a collector step per env-step (medians over its processes)."""
+    found = {phase: cells.get((name, task, impl, n, t)) for phase, name in COLLECTOR_PHASES.items()}
+    if any(c is None or c.status != "ok" for c in found.values()):
+        return f"{impl}: phases not recorded"
+    return f"{impl} " + ", ".join(f"{phase} {math.exp(c.center):.3g}" for phase, c in found.items())
+
+
+def _collector_vs_baseline(machine, placement, cells, policy, compare, floors) -> list[dict]:
+    """Each compared implementation's collector step against the baseline's, from their paired processes."""
+    rows = []
+    grid = sorted(
+        (task, n, t)
+        for (b, task, i, n, t) in cells
+        if b == COLLECTOR_CHECK and i == policy.baseline and (not policy.threads or t in policy.threads)
+    )
+    for impl in compare:
+        for task, n, t in grid:
+            keys = [
+                (b, task, i, n, t)
+                for b in (COLLECTOR_CHECK, COLLECTOR_PAIRED)
+                for i in (impl, policy.baseline)
+            ]
+            if (COLLECTOR_CHECK, task, impl, n, t) not in cells:
+                continue  # not measured for this task (a narrowed run): nothing to compare
+            if any(cells[k].status == "failed" for k in keys if k in cells):
+                continue  # its correctness rows say why
+            where = dict(machine=machine, kind="collector_vs_baseline", task=task, impl=impl,
+                         baseline=policy.baseline, num_envs=n, threads=t, detail=placement)  # fmt: skip
+            c, margin = cells.get((COLLECTOR_PAIRED, task, impl, n, t)), policy.collector_margin
+            problem = _missing(c, "paired collector samples")
+            if problem:
+                rows.append(_row(**where, margin=margin, decision=Decision.ERROR, reason=problem))
+                continue
+            phases = f"us per env-step: {_phases(cells, task, impl, n, t)}; {_phases(cells, task, policy.baseline, n, t)}"
+            row = _estimate_row(stats.paired_estimate(summary_of(c), margin=margin), **where, reason=phases)
+            rows.append(
+                _with_cost(row, cells, cells, policy.baseline, margin=margin, policy=policy, floors=floors,
+                           costs=COLLECTOR_COST)
+            )  # fmt: skip
     return rows
 
 
@@ -471,7 +552,12 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
     return rows
 
 
-def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> list[dict]:
+def _head_vs_base(
+    machine, placement, cells, base, policy, floors, base_sha, *, collector=False
+) -> list[dict]:
+    """Every policy implementation's hot-slice time (or, with ``collector``, its collector step), head vs base."""
+    benchmark_of, kind = (COLLECTOR_STEP, "collector_head_vs_base") if collector else (TIME, "head_vs_base")
+    costs = COLLECTOR_COST if collector else COST
     if not base:
         return [
             _row(
@@ -488,9 +574,9 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
         ]
     rows = []
     for (benchmark, task, impl, n, t), c in sorted(cells.items()):
-        if benchmark != TIME or impl not in policy.head_vs_base or c.status == "failed":
+        if benchmark != benchmark_of or impl not in policy.head_vs_base or c.status == "failed":
             continue  # failures are correctness rows
-        where = _hvb_cell(machine, placement, task, impl, n, t)
+        where = _hvb_cell(machine, placement, task, impl, n, t, kind)
         a = base.get((benchmark, task, impl, n, t))
         margin = policy.head_vs_base_margin
         fail_margin, note = floors.fail_margin(machine, t, margin)
@@ -506,16 +592,27 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
         estimate = stats.unpaired_estimate(
             summary_of(a), summary_of(c), margin=margin, fail_margin=fail_margin
         )
+        if collector:
+            note = _join(note, f"us per env-step: {_phases(cells, task, impl, n, t)}")
         row = _estimate_row(estimate, **where, reason=note)
         rows.append(
-            _with_cost(row, base, cells, impl, margin=policy.cost_margin, policy=policy, floors=floors)
+            _with_cost(
+                row, base, cells, impl, margin=policy.cost_margin, policy=policy, floors=floors, costs=costs
+            )
         )
+    failed = {(task, i, n, t) for (b, task, i, n, t), c in cells.items() if c.status == "failed"}
     for key, a in sorted(base.items()):
         benchmark, task, impl, n, t = key
-        if benchmark == TIME and impl in policy.head_vs_base and a.status == "ok" and key not in cells:
+        if (
+            benchmark == benchmark_of
+            and impl in policy.head_vs_base
+            and a.status == "ok"
+            and key not in cells
+            and (task, impl, n, t) not in failed  # its correctness row says why
+        ):
             rows.append(
                 _row(
-                    **_hvb_cell(machine, placement, task, impl, n, t),
+                    **_hvb_cell(machine, placement, task, impl, n, t, kind),
                     margin=policy.head_vs_base_margin,
                     decision=Decision.ERROR,
                     reason="measured on base but not on head",
@@ -524,10 +621,10 @@ def _head_vs_base(machine, placement, cells, base, policy, floors, base_sha) -> 
     return rows
 
 
-def _hvb_cell(machine: str, placement: str, task: str, impl: str, n: int, t: int) -> dict:
+def _hvb_cell(machine: str, placement: str, task: str, impl: str, n: int, t: int, kind: str) -> dict:
     return dict(
         machine=machine,
-        kind="head_vs_base",
+        kind=kind,
         task=task,
         impl=impl,
         baseline="base",

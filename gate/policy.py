@@ -42,6 +42,7 @@ class Policy:
     margin: float = 0.03  # implementation vs baseline, as a fraction
     head_vs_base_margin: float = 0.05
     margins: tuple[MarginRule, ...] = ()  # per task / num_envs overrides of ``margin``
+    collector_margin: float = 0.03  # a compared implementation's collector step vs the baseline's
     min_rounds: int = 2  # a pass needs at least this many benchmark processes behind its interval
     max_rounds: int = 8  # budget: benchmark processes per cell before inconclusive is final
     # The cost signal (benchmarks/cost.py; docs/cost.md): exact per-call cost under callgrind at 1 thread.
@@ -109,7 +110,8 @@ class Policy:
         return policy
 
     def validate(self, source: str) -> None:
-        for name in ("margin", "head_vs_base_margin", *(f"margins[{i}]" for i in range(len(self.margins)))):
+        margins = (f"margins[{i}]" for i in range(len(self.margins)))
+        for name in ("margin", "head_vs_base_margin", "collector_margin", *margins):
             value = (
                 self.margins[int(name[8:-1])].margin if name.startswith("margins[") else getattr(self, name)
             )
@@ -137,6 +139,7 @@ _TYPES = {
     "head_vs_base": (list, str),
     "margin": (int, float),
     "head_vs_base_margin": (int, float),
+    "collector_margin": (int, float),
     "min_rounds": int,
     "max_rounds": int,
     "cost_metric": str,

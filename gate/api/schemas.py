@@ -17,7 +17,10 @@ class Orm(BaseModel):
 
 class ComparisonOut(Orm):
     machine: str
-    kind: str = Field(description="correctness | impl_vs_baseline | best_threads | head_vs_base | machine")
+    kind: str = Field(
+        description="correctness | impl_vs_baseline | best_threads | head_vs_base | collector_vs_baseline | "
+        "collector_head_vs_base | machine"
+    )
     task: str
     num_envs: int | None
     threads: int | None

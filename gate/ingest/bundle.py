@@ -29,7 +29,19 @@ SIDECAR_FORMAT = 1
 GRID = ("task", "impl", "num_envs", "threads")
 # The cost signal (benchmarks/cost.py): one exact value per cell and metric, measured at 1 thread.
 COST = {metric: f"cost.Cost.track_{metric}" for metric in COST_METRICS}
-COST_BENCHMARKS = frozenset(COST.values())
+# The end-to-end collector (benchmarks/collector.py): its check against the reference's rollout, its paired step
+# ratio to the baseline, and the cost of its step without physics (benchmarks/cost.py).
+COLLECTOR_CHECK = "collector.CollectorCheck.track_reward_max_diff"
+COLLECTOR_PAIRED = "collector.CollectorPaired.track_ratio"
+COLLECTOR_COST = {metric: f"cost.CollectorCost.track_{metric}" for metric in COST_METRICS}
+# Derived from the ``collector_paired`` sidecar records, one sample list per process: each side's step time
+# (the baseline's from every process it was paired in), and its physics, kernel and the rest per env-step.
+COLLECTOR_STEP = "collector.CollectorPaired.step"
+COLLECTOR_PHASES = {phase: f"collector.CollectorPaired.{phase}_us" for phase in ("physics", "kernel", "rest")}
+COST_BENCHMARKS = frozenset(COST.values()) | frozenset(COLLECTOR_COST.values())
+# Benchmarks the gate reads only as passed or failed: their value is kept, their samples are not summarized
+# (a reward difference of 0 has no logarithm).
+STATUS_ONLY = frozenset({COLLECTOR_CHECK})
 BENCHMARKS = {
     "hot_slice.HotSlice.time_update_state": GRID,
     "hot_slice.Paired.track_ratio": GRID,
@@ -38,9 +50,19 @@ BENCHMARKS = {
     "hot_slice.JIT.track_compile_s": ("task", "impl"),
     "hot_slice.JIT.track_cache_load_s": ("task", "impl"),
     **{name: GRID for name in COST.values()},
+    COLLECTOR_CHECK: GRID,
+    COLLECTOR_PAIRED: GRID,
+    **{name: GRID for name in COLLECTOR_COST.values()},
 }
+# ``asv run --bench`` for what the gate decides on in the quick profile (``fusegate run``, the scenarios).
+GATE_BENCH = r"^(hot_slice\.(HotSlice|Paired)|cost\.(Cost|CollectorCost)|collector\.(CollectorCheck|CollectorPaired))\."
 PAIRED = "hot_slice.Paired.track_ratio"
 TIME = "hot_slice.HotSlice.time_update_state"
+# asv benchmarks whose samples come from sidecar records of this kind (one per benchmark process), not asv.
+SIDECAR_PAIRED = {PAIRED: "paired", COLLECTOR_PAIRED: "collector_paired"}
+# The failure records' suite per asv class whose suite is not its module.
+SUITE_OF_CLASS = {"cost.CollectorCost": "collector_cost"}
+SUITES = ("hot_slice", "cost", "collector", "collector_cost")
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 
@@ -167,7 +189,7 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
         _need(record, "machine", dict, where)
         _need(record, "software", dict, where)
         kind = _need(record, "kind", str, where)
-        if kind == "paired":
+        if kind in SIDECAR_PAIRED.values():
             _cell_fields(record, where)
             pairs = _need(record, "pairs", list, where)
             if not pairs:
@@ -179,10 +201,23 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
                         raise IngestError(
                             where, f"pairs[{i}].{key}", f"a time must be positive and finite, got {value}"
                         )
+                if kind == "collector_paired":
+                    for side in ("base_us", "impl_us"):
+                        phases = _need(pair, side, dict, where, f"pairs[{i}].")
+                        for phase in COLLECTOR_PHASES:
+                            value = _need(phases, phase, (int, float), where, f"pairs[{i}].{side}.")
+                            if not value >= 0 or not math.isfinite(value):
+                                raise IngestError(
+                                    where,
+                                    f"pairs[{i}].{side}.{phase}",
+                                    f"must be >= 0 and finite, got {value}",
+                                )
         elif kind == "failure":
             _cell_fields(record, where)
-            if record.get("suite", "hot_slice") not in ("hot_slice", "cost"):
-                raise IngestError(where, "suite", f"expected hot_slice or cost, got {record['suite']!r:.40}")
+            if record.get("suite", "hot_slice") not in SUITES:
+                raise IngestError(
+                    where, "suite", f"expected one of {', '.join(SUITES)}, got {record['suite']!r:.40}"
+                )
             message = _need(record, "message", str, where)
             if len(message) > MAX_MESSAGE:
                 raise IngestError(where, "message", f"longer than {MAX_MESSAGE} characters")
@@ -203,9 +238,15 @@ def _cell_fields(record: dict, where: str) -> None:
             raise IngestError(where, key, f"must be a positive integer, got {record[key]!r}")
 
 
+def suite_of(benchmark: str) -> str:
+    """The failure records' suite of an asv benchmark: its module, or its class's entry in SUITE_OF_CLASS."""
+    module, cls = benchmark.split(".")[:2]
+    return SUITE_OF_CLASS.get(f"{module}.{cls}", module)
+
+
 def _failures(records: list[dict]) -> dict[tuple, str]:
     """(suite, task, impl, num_envs, threads) -> the exception a benchmark process of that cell raised; the
-    suite is the asv module (hot_slice, cost), so a timing failure never explains a cost cell or back."""
+    suite (``suite_of``) keeps a timing failure from explaining a cost cell or back."""
     return {
         (r.get("suite", "hot_slice"), r["task"], r["impl"], r["num_envs"], r["threads"]): r["message"]
         for r in records
@@ -253,6 +294,8 @@ def _results(
             file, f"{where}result", f"expected {len(combos)} values, one per parameter combination"
         )
     samples = row.get("samples") or [None] * len(combos)
+    if name in STATUS_ONLY and isinstance(samples, list):
+        samples = [None] * len(samples)
     if not isinstance(samples, list) or len(samples) != len(combos):
         raise IngestError(file, f"{where}samples", f"expected {len(combos)} sample lists")
     out = []
@@ -296,27 +339,57 @@ def pair_ratios(record: dict) -> list[float]:
     return [p["impl_s"] / p["base_s"] for p in record["pairs"]]
 
 
-def _paired_results(records: list[dict]) -> list[ResultRecord]:
-    """One paired result per cell, one sample list (pair ratios) per benchmark process."""
-    cells: dict[tuple, list[list[float]]] = {}
-    for r in records:
-        if r["kind"] == "paired":
-            key = (r["task"], r["impl"], r["num_envs"], r["threads"])
-            cells.setdefault(key, []).append(pair_ratios(r))
+def _sampled(benchmark: str, unit: str, cells: dict[tuple, list[list[float]]]) -> list[ResultRecord]:
+    """One result per (task, impl, num_envs, threads) cell, one sample list per benchmark process; its value
+    is the median of every sample."""
     return [
         ResultRecord(
-            benchmark=PAIRED,
+            benchmark=benchmark,
             task=task,
             impl=impl,
             num_envs=n,
             threads=t,
             status="ok",
-            unit="ratio",
+            unit=unit,
             value=float(sorted(x for g in groups for x in g)[sum(len(g) for g in groups) // 2]),
             samples=groups,
         )
         for (task, impl, n, t), groups in cells.items()
     ]
+
+
+def _paired_results(records: list[dict]) -> list[ResultRecord]:
+    """One paired result per cell and paired benchmark, one sample list (pair ratios) per benchmark process."""
+    out = []
+    for benchmark, kind in SIDECAR_PAIRED.items():
+        cells: dict[tuple, list[list[float]]] = {}
+        for r in records:
+            if r["kind"] == kind:
+                cells.setdefault((r["task"], r["impl"], r["num_envs"], r["threads"]), []).append(
+                    pair_ratios(r)
+                )
+        out += _sampled(benchmark, "ratio", cells)
+    return out
+
+
+def _collector_results(records: list[dict]) -> list[ResultRecord]:
+    """The collector's step time and phases per implementation, from its paired records (``COLLECTOR_STEP``)."""
+    step: dict[tuple, list[list[float]]] = {}
+    phases: dict[str, dict[tuple, list[list[float]]]] = {phase: {} for phase in COLLECTOR_PHASES}
+    for r in records:
+        if r["kind"] != "collector_paired":
+            continue
+        for impl, side in ((r["impl"], "impl"), (r.get("baseline", "handwritten"), "base")):
+            key = (r["task"], impl, r["num_envs"], r["threads"])
+            step.setdefault(key, []).append([p[f"{side}_s"] for p in r["pairs"]])
+            for phase in COLLECTOR_PHASES:
+                values = [p[f"{side}_us"][phase] for p in r["pairs"] if p[f"{side}_us"][phase] > 0]
+                if values:  # log-scale summaries: a phase too short for the clock has no sample
+                    phases[phase].setdefault(key, []).append(values)
+    out = _sampled(COLLECTOR_STEP, "seconds", step)
+    for phase, cells in phases.items():
+        out += _sampled(COLLECTOR_PHASES[phase], "us", cells)
+    return out
 
 
 def runs(bundle: Bundle) -> list[RunRecord]:
@@ -357,7 +430,7 @@ def runs(bundle: Bundle) -> list[RunRecord]:
                 continue
             if not isinstance(raw, list):
                 raise IngestError(file, f"results.{name}", "expected a list of columns")
-            if name == PAIRED:
+            if name in SIDECAR_PAIRED:
                 continue  # the paired samples come from the sidecar, one list per process
             row = dict(zip(columns, raw, strict=False))
             meta = bundle.benchmarks[name]
@@ -375,12 +448,14 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         records = sidecar.get(commit, [])
         placement, fingerprint, software = _placement_of(records, file)
         results.extend(_paired_results(records))
+        results.extend(_collector_results(records))
         # A paired benchmark asv recorded as failed (parity or construction) has no sidecar record: keep the failure.
-        if PAIRED in params and PAIRED in data["results"]:
-            row = dict(zip(columns, data["results"][PAIRED], strict=False))
-            results.extend(
-                r for r in _results(PAIRED, row, params[PAIRED], file, "ratio") if r.status == "failed"
-            )
+        for name in SIDECAR_PAIRED:
+            if name in params and name in data["results"]:
+                row = dict(zip(columns, data["results"][name], strict=False))
+                results.extend(
+                    r for r in _results(name, row, params[name], file, "ratio") if r.status == "failed"
+                )
         if not results:
             raise IngestError(
                 file, "results", "holds none of the gate's benchmarks (" + ", ".join(BENCHMARKS) + ")"
@@ -389,7 +464,7 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         results = [
             replace(
                 r,
-                message=failures.get((r.benchmark.split(".")[0], r.task, r.impl, r.num_envs, r.threads), ""),
+                message=failures.get((suite_of(r.benchmark), r.task, r.impl, r.num_envs, r.threads), ""),
             )
             if r.status == "failed"
             else r

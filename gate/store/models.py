@@ -190,7 +190,7 @@ class Comparison(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluation.id", ondelete="CASCADE"), index=True)
     machine: Mapped[str] = mapped_column(String(200))
-    kind: Mapped[str] = mapped_column(String(32))  # impl_vs_baseline | best_threads | head_vs_base
+    kind: Mapped[str] = mapped_column(String(32))  # gate.api.schemas.ComparisonOut.kind
     task: Mapped[str] = mapped_column(String(64))
     num_envs: Mapped[int | None]
     threads: Mapped[int | None]

@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
-from gate.ingest.bundle import COST_BENCHMARKS, RunRecord
+from gate.ingest.bundle import COST_BENCHMARKS, STATUS_ONLY, RunRecord
 from gate.store.models import (
     Calibration,
     CellSummary,
@@ -183,6 +183,8 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
             summary.message = next((r.message for r in failed if r.message), "") or (
                 "the benchmark raised (parity or construction failure) in asv; asv's output names the exception"
             )
+        elif benchmark in STATUS_ONLY:  # passed: nothing to summarize (the value stays in the results)
+            summary.status, summary.samples, summary.groups = "ok", len(results), len(results)
         elif benchmark in COST_BENCHMARKS:  # exact: one value per run, no samples to bootstrap
             try:
                 _fill(summary, stats.exact([r.value for r in results]))

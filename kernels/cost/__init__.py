@@ -13,6 +13,12 @@ the measured calls, and each call's costs dumped on its own (``callgrind.dump_st
   fixed synthetic inputs (seed 0) and a fixed simulated cache (``CACHE``), so a cell's cost depends only on
   the code. ``fusegate kernels cost --processes 2`` prints how far two processes differ: at most 0.062% in
   instructions over the quick profile here (docs/cost.md).
+- **Collector steps.** A ``collector`` cell measures one ``Collector`` step (``kernels.sim.collector``) of the
+  task with the implementation at 1 thread, everything but physics: instrumentation stops around MuJoCo's batch
+  step and forward (``kernels.cost.worker``). Physics is MuJoCo's code, the same binary on base and head (its
+  version is in the software fingerprint), and its time is in the wall-time cells; what the project's code
+  does per step around it (getters, the kernel, resets, bookkeeping, replay, the policy's forward pass) is
+  counted exactly. Steps differ in work (resets), the same way in every process.
 - **Estimated cycles** weigh the cache simulation's hits and misses as Iai-Callgrind does (L1 hit 1, LL hit 5,
   RAM 35 cycles; the weights of Itamar Turner-Trauring's "Ir + cache" model that CodSpeed and Iai adopted):
   ``EstimatedCycles = L1 hits + 5 * LL hits + 35 * RAM hits``.
@@ -55,15 +61,20 @@ class CostError(ValueError):
     A ValueError, so the command line prints it as an error at the boundary, not a traceback."""
 
 
+UPDATE_STATE, COLLECTOR = "update_state", "collector"  # what a cell measures: one call, or one collector step
+
+
 @dataclass(frozen=True, kw_only=True, order=True)
 class Cell:
     task: str
     impl: str
     num_envs: int
+    kind: str = UPDATE_STATE
 
     @property
     def label(self) -> str:
-        return f"{self.task}/{self.impl}/{self.num_envs}"
+        cell = f"{self.task}/{self.impl}/{self.num_envs}"
+        return cell if self.kind == UPDATE_STATE else f"{self.kind}:{cell}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +84,7 @@ class CellCost:
     task: str
     impl: str
     num_envs: int
+    kind: str = UPDATE_STATE
     calls: int = 0
     instructions: float | None = None
     l1_misses: float | None = None
@@ -218,7 +230,9 @@ def collect(out_dir: Path, cells: list[Cell], errors: dict[str, str]) -> list[Ce
         measured = calls.get(cell.label, [])
         if cell.label in errors or not measured:
             error = errors.get(cell.label, "no measured call (the worker stopped before this cell)")
-            out.append(CellCost(task=cell.task, impl=cell.impl, num_envs=cell.num_envs, error=error))
+            out.append(
+                CellCost(task=cell.task, impl=cell.impl, num_envs=cell.num_envs, kind=cell.kind, error=error)
+            )
             continue
         means = {key: sum(c[key] for c in measured) / len(measured) for key in METRICS}
         irs = [c["instructions"] for c in measured]
@@ -228,6 +242,7 @@ def collect(out_dir: Path, cells: list[Cell], errors: dict[str, str]) -> list[Ce
                 task=cell.task,
                 impl=cell.impl,
                 num_envs=cell.num_envs,
+                kind=cell.kind,
                 calls=len(measured),
                 spread=spread,
                 **means,
@@ -278,22 +293,34 @@ _PER_ENV = {
 }  # fmt: skip
 
 
+# A collector step under callgrind, per env, in the same unit: 130k instructions instrumented plus MuJoCo's
+# physics run uninstrumented (~1.5 s a step of 64 envs here, as long as ~40M instrumented instructions).
+_COLLECTOR_PER_ENV = 800_000
+COLLECTOR_CALLS = 2  # measured collector steps (each ~2 s of 64 envs under callgrind here)
+
+
 def weight(cell: Cell, calls: int = CALLS) -> float:
     """Relative time of a cell under callgrind (instructions of its instrumented calls)."""
+    if cell.kind == COLLECTOR:
+        return _COLLECTOR_PER_ENV * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
     per_env = _PER_ENV.get((cell.task, cell.impl)) or _PER_ENV.get((cell.task, None), 5_000)
     return per_env * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
 
 
 def calls_for(cell: Cell, calls: int = CALLS) -> int:
     """Measured calls of a cell: the NumPy reference takes one (a call of it at 32768 envs costs ~30 s under
-    callgrind, and its count is as exact as any other); fused kernels take ``calls``."""
+    callgrind, and its count is as exact as any other); fused kernels take ``calls``; a collector cell takes
+    ``COLLECTOR_CALLS`` steps."""
+    if cell.kind == COLLECTOR:
+        return min(calls, COLLECTOR_CALLS)
     return 1 if cell.impl == REFERENCE else calls
 
 
 def warm_for(cell: Cell) -> int:
     """Instrumented calls before the measured ones, so the simulated cache holds the kernel's data: one for the
-    fused kernels; none for the reference, whose arrays and temporaries are many times the simulated LL."""
-    return 0 if cell.impl == REFERENCE else 1
+    fused kernels and every collector step; none for the reference's calls, whose arrays and temporaries are
+    many times the simulated LL."""
+    return 0 if cell.impl == REFERENCE and cell.kind == UPDATE_STATE else 1
 
 
 def partition(cells: list[Cell], jobs: int) -> list[list[Cell]]:

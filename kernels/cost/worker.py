@@ -3,8 +3,10 @@
 With ``--fill`` (natively) it compiles every (task, implementation) of the cells for the pinned target, so the
 valgrind run only loads them from Numba's cache. Without it (under callgrind, ``--instr-atstart=no``) it
 measures each cell: one uninstrumented call (cache load, first touch), then instrumentation on, the cell's warm
-calls (dumped as ``<cell>#warm``, not counted), then each measured call dumped as ``<cell>#<i>``. A cell that
-raises is written to ERRORS.json with its exception and the others go on.
+calls (dumped as ``<cell>#warm``, not counted), then each measured call dumped as ``<cell>#<i>``. A collector
+cell (``kind`` collector) does the same with steps of a ``Collector`` built at 1 thread, seed 0, after one
+uninstrumented step, and with instrumentation stopped around physics (``sim.step``, ``sim.forward_rows``).
+A cell that raises is written to ERRORS.json with its exception and the others go on.
 """
 
 from __future__ import annotations
@@ -12,16 +14,28 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from kernels.cost import callgrind
+from kernels.cost import COLLECTOR, Cell, callgrind
 
 FILL_ENVS = 64  # the kernels' signatures do not depend on N: compile them on a small snapshot
+COLLECTOR_WARMUP = 1  # an uninstrumented step first (construction ran the reset step): everything compiled is loaded
 
 
-def _cells(spec: dict) -> list[tuple[str, str, int, int, int]]:
+def _cells(spec: dict) -> list[tuple[Cell, int, int]]:
     return [
-        (c["task"], c["impl"], int(c["num_envs"]), int(c["calls"]), int(c["warm"])) for c in spec["cells"]
+        (
+            Cell(
+                task=c["task"],
+                impl=c["impl"],
+                num_envs=int(c["num_envs"]),
+                kind=c.get("kind", "update_state"),
+            ),
+            int(c["calls"]),
+            int(c["warm"]),
+        )
+        for c in spec["cells"]
     ]
 
 
@@ -29,40 +43,78 @@ def fill(spec: dict) -> dict[str, str]:
     import kernels
 
     errors = {}
-    for task, impl in dict.fromkeys((t, i) for t, i, *_ in _cells(spec)):
+    for cell in dict.fromkeys(
+        Cell(task=c.task, impl=c.impl, num_envs=FILL_ENVS, kind=c.kind) for c, *_ in _cells(spec)
+    ):
         try:
-            kernels.load(task, impl, num_envs=FILL_ENVS, threads=1).update_state(
-                kernels.make_inputs(task, FILL_ENVS, seed=0)
-            )
+            if cell.kind == COLLECTOR:  # the getters, resets and bookkeeping too
+                from kernels.sim.collector import Collector
+
+                collector = Collector(cell.task, cell.impl, num_envs=FILL_ENVS, threads=1, seed=0)
+                with collector.threads_limited():
+                    collector.step()
+            else:
+                kernels.load(cell.task, cell.impl, num_envs=FILL_ENVS, threads=1).update_state(
+                    kernels.make_inputs(cell.task, FILL_ENVS, seed=0)
+                )
         except Exception as exc:  # reported per cell by the valgrind run, which meets the same exception
-            errors[f"{task}/{impl}"] = f"{type(exc).__name__}: {exc}"
+            errors[cell.label] = f"{type(exc).__name__}: {exc}"
     return errors
+
+
+def _uninstrumented(call: Callable) -> Callable:
+    def paused(*args, **kwargs):
+        callgrind.stop_instrumentation()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            callgrind.start_instrumentation()
+
+    return paused
+
+
+def _prepare(cell: Cell) -> Callable[[], None]:
+    """What one measured call of the cell is, ready to call (loaded, warm, uninstrumented so far)."""
+    import kernels
+
+    if cell.kind == COLLECTOR:
+        from kernels.sim.collector import Collector
+
+        collector = Collector(cell.task, cell.impl, num_envs=cell.num_envs, threads=1, seed=0)
+        with collector.threads_limited():
+            for _ in range(COLLECTOR_WARMUP):
+                collector.step()
+        sim = collector.env.sim  # physics is MuJoCo's: not counted (kernels.cost)
+        sim.step, sim.forward_rows = _uninstrumented(sim.step), _uninstrumented(sim.forward_rows)
+        return collector.step
+    snap = kernels.make_inputs(cell.task, cell.num_envs, seed=0)
+    kernel = kernels.load(cell.task, cell.impl, num_envs=cell.num_envs, threads=1)
+    kernel.update_state(snap)
+    return lambda: kernel.update_state(snap)
 
 
 def run(spec: dict) -> dict:
     t0 = time.perf_counter()
-    import kernels
+    import kernels  # noqa: F401  (timed: importing Numba and the kernels is the first cost)
 
     if not callgrind.running_on_valgrind():
         raise SystemExit("kernels.cost.worker measures under valgrind: use kernels.cost.measure")
     errors, seconds = {}, {"import": time.perf_counter() - t0}
-    for task, impl, n, calls, warm in _cells(spec):
-        label = f"{task}/{impl}/{n}"
+    for cell, calls, warm in _cells(spec):
+        label = cell.label
         t0 = time.perf_counter()
         try:
-            snap = kernels.make_inputs(task, n, seed=0)
-            kernel = kernels.load(task, impl, num_envs=n, threads=1)
-            kernel.update_state(snap)
+            call = _prepare(cell)
             t1 = time.perf_counter()
             seconds[f"{label} load"] = t1 - t0
             t0 = t1
             callgrind.start_instrumentation()
             try:
                 for _ in range(warm):
-                    kernel.update_state(snap)
+                    call()
                     callgrind.dump_stats_at(f"{label}#warm")
                 for i in range(calls):
-                    kernel.update_state(snap)
+                    call()
                     callgrind.dump_stats_at(f"{label}#{i}")
             finally:
                 callgrind.stop_instrumentation()

@@ -20,9 +20,12 @@ EXPECTED = {
     "hot_slice.JIT.track_cache_load_s": "track",
     "hot_slice.Paired.track_ratio": "track",
     **{
-        f"cost.Cost.track_{metric}": "track"
+        f"cost.{cls}.track_{metric}": "track"
+        for cls in ("Cost", "CollectorCost")
         for metric in ("instructions", "l1_misses", "ll_misses", "estimated_cycles")
     },
+    "collector.CollectorCheck.track_reward_max_diff": "track",
+    "collector.CollectorPaired.track_ratio": "track",
     **{
         f"collector.Collector.track_{name}": "track"
         for name in (
@@ -79,12 +82,24 @@ def discovered(tmp_path_factory) -> dict:
     return _discover(tmp_path_factory.mktemp("asv"), FUSEGATE_BENCH_TRACKS="1")
 
 
-def test_quick_profile_runs_timings_the_gates_paired_ratios_and_the_cost(tmp_path):
+def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_the_cost(tmp_path):
     """Single-value metric tracks are noise to asv's factor-only rule; by default continuous leaves them out.
-    The cost tracks are exact, so the quick profile keeps them."""
+    The cost tracks are exact, and the collector's check and paired ratio are the gate's, so the quick profile
+    keeps them; they are what ``fusegate run`` selects (``GATE_BENCH``)."""
+    import re
+
+    from gate.ingest.bundle import GATE_BENCH
+
     found = {name for name in _discover(tmp_path) if name != "version"}
     cost = {name for name in EXPECTED if name.startswith("cost.")}
-    assert found == {"hot_slice.HotSlice.time_update_state", "hot_slice.Paired.track_ratio", *cost}
+    collector = {"collector.CollectorCheck.track_reward_max_diff", "collector.CollectorPaired.track_ratio"}
+    assert found == {
+        "hot_slice.HotSlice.time_update_state",
+        "hot_slice.Paired.track_ratio",
+        *cost,
+        *collector,
+    }
+    assert {name for name in found if re.search(GATE_BENCH, name)} == found
 
 
 def test_every_benchmark_is_discovered_with_its_kind(discovered):
@@ -103,6 +118,12 @@ def test_grids_cover_every_task_and_implementation(discovered):
     cost = discovered["cost.Cost.track_instructions"]
     assert cost["param_names"] == ["task", "impl", "num_envs", "threads"] and cost["params"][3] == ["1"]
     assert cost["params"][1] == [repr(i) for i in kernels.IMPLS] and cost["unit"] == "instructions"
+    for name in ("collector.CollectorCheck.track_reward_max_diff", "cost.CollectorCost.track_instructions"):
+        meta = discovered[name]
+        assert meta["param_names"] == ["task", "impl", "num_envs", "threads"]
+        assert meta["params"][1] == [repr(i) for i in kernels.IMPLS] and meta["params"][2:] == [["64"], ["1"]]
+    paired = discovered["collector.CollectorPaired.track_ratio"]
+    assert paired["params"][1] == ["'assembled'", "'assembled_generic'"] and paired["unit"] == "ratio"
     collector = discovered["collector.Collector.track_update_state_us"]
     assert collector["param_names"] == ["task", "impl", "num_envs"]
     assert collector["params"][1] == [repr(i) for i in kernels.IMPLS] and collector["unit"] == "us"
@@ -133,6 +154,56 @@ def test_collector_suite_measures_every_case_and_writes_the_sidecar():
         (task, impl) for task in kernels.TASKS for impl in kernels.registry.available(task)
     }
     assert all(r["threads"] == 1 and r["num_envs"] == 4 for r in reports)
+
+
+def test_the_gates_collector_cells_check_rollouts_and_pair_steps_and_name_a_broken_collector():
+    """CollectorCheck's one process (the quick grid) and a CollectorPaired process, one collector made to raise."""
+    code = (
+        "from benchmarks import collector\n"
+        "from kernels.sim import trajectory\n"
+        "real = trajectory.Collector\n"
+        "def broken(task, impl, **kw):\n"
+        "    if (task, impl) == ('g1_motion', 'assembled'):\n"
+        "        raise ValueError('the snapshot has no phase buffer')\n"
+        "    return real(task, impl, **kw)\n"
+        "trajectory.Collector = broken\n"
+        "collector.PAIRS = 3\n"
+        "checks = collector._check_all()\n"
+        "b = collector.CollectorPaired()\n"
+        "b.setup('g1_walk', 'assembled', 64, 1)\n"
+        "print(len(checks), sum(c['ok'] for c in checks.values()), b.track_ratio('g1_walk', 'assembled', 64, 1))\n"
+    )
+    env = {**os.environ, "ASV_COMMIT": "c0ffee00" * 5, "FUSEGATE_THREADS": "1"}
+    sidecar = ROOT / ".asv" / "fusegate" / "c0ffee00"
+    for path in sidecar.glob("*.jsonl"):
+        path.unlink()
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    checked, ok, ratio = out.stdout.split()
+    records = {
+        p.stem: [json.loads(line) for line in p.read_text().splitlines()] for p in sidecar.glob("*.jsonl")
+    }
+    for path in sidecar.glob("*.jsonl"):
+        path.unlink()
+    assert (int(checked), int(ok)) == (8, 7) and 0.5 < float(ratio) < 2
+    (failure,) = records["failure"]
+    assert (failure["suite"], failure["task"], failure["impl"], failure["num_envs"]) == (
+        "collector",
+        "g1_motion",
+        "assembled",
+        64,
+    )
+    assert (
+        "Collector('g1_motion', 'assembled'" in failure["message"] and "no phase buffer" in failure["message"]
+    )
+    resets = [c["resets"] for r in records["collector_check"] for c in r["checks"] if c["ok"]]
+    assert len(resets) == 7 and min(resets) > 0  # the rollouts reach episodes that ended
+    (paired,) = records["collector_paired"]
+    assert len(paired["pairs"]) == 3 and paired["block"] == 2
+    for pair in paired["pairs"]:
+        assert pair["base_s"] > 0 and pair["impl_s"] > 0
+        assert pair["impl_us"]["physics"] > pair["impl_us"]["kernel"] > 0 and pair["base_us"]["rest"] > 0
 
 
 # What the gate service needs and the benchmark processes never import (they import kernels only).
@@ -206,7 +277,8 @@ def test_the_cost_suite_reads_one_measurement_and_fails_loudly_without_valgrind(
     from benchmarks import cost as suite
 
     monkeypatch.setenv("FUSEGATE_VALGRIND", "/nonexistent/valgrind")
-    costs = suite.Cost().setup_cache()
+    costs = suite.Cost.setup_cache()
+    assert suite.CollectorCost.setup_cache is suite.Cost.setup_cache  # one cost pass serves both
     assert "apt-get install valgrind" in costs["error"]
     bench = suite.Cost()
     with pytest.raises(RuntimeError, match="apt-get install valgrind"):
@@ -217,10 +289,16 @@ def test_the_cost_suite_reads_one_measurement_and_fails_loudly_without_valgrind(
         "ll_misses": 1.5e5,
         "estimated_cycles": 1.9e7,
         "error": "",
+        "kind": "update_state",
     }
     measured = {
-        ("g1_walk", "handwritten", 4096): cell,
-        ("g1_walk", "assembled", 4096): {**cell, "error": "boom"},
+        ("update_state", "g1_walk", "handwritten", 4096): cell,
+        ("update_state", "g1_walk", "assembled", 4096): {**cell, "error": "boom"},
+        ("collector", "g1_walk", "handwritten", 64): {
+            **cell,
+            "kind": "collector",
+            "instructions": 8.3e6 * 64,
+        },
     }
     bench.setup(measured, "g1_walk", "handwritten", 4096, 1)
     args = (measured, "g1_walk", "handwritten", 4096, 1)
@@ -228,3 +306,6 @@ def test_the_cost_suite_reads_one_measurement_and_fails_loudly_without_valgrind(
     assert bench.track_l1_misses(*args) == 1.6e5 and bench.track_ll_misses(*args) == 1.5e5
     with pytest.raises(RuntimeError, match="boom"):
         bench.setup(measured, "g1_walk", "assembled", 4096, 1)
+    step = suite.CollectorCost()
+    step.setup(measured, "g1_walk", "handwritten", 64, 1)
+    assert step.track_instructions(measured, "g1_walk", "handwritten", 64, 1) == 8.3e6 * 64

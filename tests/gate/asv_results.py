@@ -25,6 +25,7 @@ GRID_PARAMS = {
     "threads": [1, 2],
 }
 PAIRED_IMPLS = ["assembled", "assembled_generic"]
+COLLECTOR_ENVS = [64]  # benchmarks/collector.py's quick grid: 64 envs at 1 thread
 ENV = "virtualenv-py3.11"
 REPEAT = 10  # samples per asv round (process) of the timing benchmark, as benchmarks/hot_slice.py fixes it
 
@@ -41,8 +42,25 @@ def benchmarks_json() -> dict:
                "type": "track", "version": "1"}
         for metric, name in bundle.COST.items()
     }  # fmt: skip
+    collector_grid = [[repr(v) for v in GRID_PARAMS["task"]], [repr(v) for v in GRID_PARAMS["impl"]],
+                      [repr(v) for v in COLLECTOR_ENVS], ["1"]]  # fmt: skip
+    collector = {
+        name: {"name": name, "param_names": list(bundle.GRID), "params": collector_grid, "unit": metric,
+               "type": "track", "version": "1"}
+        for metric, name in bundle.COLLECTOR_COST.items()
+    }  # fmt: skip
+    collector[bundle.COLLECTOR_CHECK] = {
+        "name": bundle.COLLECTOR_CHECK, "param_names": list(bundle.GRID), "params": collector_grid,
+        "unit": "reward", "type": "track", "version": "1",
+    }  # fmt: skip
+    collector[bundle.COLLECTOR_PAIRED] = {
+        "name": bundle.COLLECTOR_PAIRED, "param_names": list(bundle.GRID),
+        "params": [collector_grid[0], [repr(i) for i in PAIRED_IMPLS], *collector_grid[2:]],
+        "unit": "ratio", "type": "track", "version": "1",
+    }  # fmt: skip
     return {
         **costs,
+        **collector,
         bundle.TIME: {
             "name": bundle.TIME,
             "param_names": list(bundle.GRID),
@@ -75,12 +93,20 @@ def write(
     date: datetime.datetime | None = None,
     costs=None,
     messages: dict | None = None,
+    collector=None,
+    collector_costs=None,
+    collector_failed: dict | None = None,
 ) -> Path:
     """A results dir under ``root``: ``times(cell) -> samples or None`` (skipped) and ``pairs(cell) -> list of
     per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark.
     ``costs(cell) -> {metric: value} or None`` (skipped; the string "failed": a raising cost pass) writes the
     cost suite (1 thread) when given. ``messages`` maps a failed cell (task, impl, num_envs, threads) to the
-    exception its benchmark wrote to the sidecar."""
+    exception its benchmark wrote to the sidecar.
+
+    ``collector(cell) -> list of per-process lists of (base_s, impl_s) step-time pairs, or None`` writes the
+    collector suite (every implementation's check passes, paired cells of PAIRED_IMPLS at 64 envs, 1 thread);
+    ``collector_failed`` maps (task, impl) to the message of a collector that failed its check (and its
+    paired benchmark); ``collector_costs`` is ``costs`` for the collector step."""
     results_dir = root / "results"
     (results_dir / machine).mkdir(parents=True, exist_ok=True)
     benchmarks = benchmarks_json()
@@ -134,20 +160,62 @@ def write(
         )
         results.add_result(benchmarks[name], result, record_samples=True)
     if costs is not None:
-        combos = list(
-            itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], GRID_PARAMS["num_envs"], [1])
-        )
-        measured = [costs(dict(zip(bundle.GRID, combo, strict=True))) for combo in combos]
-        for metric, name in bundle.COST.items():
-            values = [
-                None if m == "failed" else float("nan") if m is None else float(m[metric]) for m in measured
-            ]
-            result = BenchmarkResult(
-                result=values, samples=[None] * len(values), number=[None] * len(values), errcode=0, stderr="",
-                profile=None,
-            )  # fmt: skip
-            results.add_result(benchmarks[name], result, record_samples=True)
+        _write_costs(results, benchmarks, costs, bundle.COST, GRID_PARAMS["num_envs"])
+    if collector is not None:
+        _write_collector(results, benchmarks, lines, collector, collector_failed or {}, commit, env, applied)
+    if collector_costs is not None:
+        _write_costs(results, benchmarks, collector_costs, bundle.COLLECTOR_COST, COLLECTOR_ENVS)
     results.save(str(results_dir))
     with open(sidecar / "records.jsonl", "a") as f:
         f.writelines(json.dumps(line) + "\n" for line in lines)
     return results_dir
+
+
+def _track(results: Results, benchmark: dict, values: list) -> None:
+    result = BenchmarkResult(
+        result=values,
+        samples=[None] * len(values),
+        number=[None] * len(values),
+        errcode=0,
+        stderr="",
+        profile=None,
+    )
+    results.add_result(benchmark, result, record_samples=True)
+
+
+def _write_costs(results: Results, benchmarks: dict, costs, names: dict, scales: list) -> None:
+    combos = list(itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], scales, [1]))
+    measured = [costs(dict(zip(bundle.GRID, combo, strict=True))) for combo in combos]
+    for metric, name in names.items():
+        values = [
+            None if m == "failed" else float("nan") if m is None else float(m[metric]) for m in measured
+        ]
+        _track(results, benchmarks[name], values)
+
+
+def _write_collector(results, benchmarks, lines, collector, failed: dict, commit, env, applied) -> None:
+    """CollectorCheck for every implementation, CollectorPaired for PAIRED_IMPLS, at COLLECTOR_ENVS, 1 thread."""
+    for (task, impl), message in failed.items():
+        record = {"task": task, "impl": impl, "num_envs": COLLECTOR_ENVS[0], "threads": 1, "suite": "collector",
+                  "message": message}  # fmt: skip
+        lines.append(_common.sidecar_line("failure", record, commit=commit, env=env, applied=applied))
+    checks = itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], COLLECTOR_ENVS, [1])
+    _track(
+        results,
+        benchmarks[bundle.COLLECTOR_CHECK],
+        [None if (t, i) in failed else 0.0 for t, i, _, _ in checks],
+    )
+    values = []
+    for task, impl, n, t in itertools.product(GRID_PARAMS["task"], PAIRED_IMPLS, COLLECTOR_ENVS, [1]):
+        cell = {"task": task, "impl": impl, "num_envs": n, "threads": t}
+        processes = None if (task, impl) in failed else collector(cell)
+        values.append(None if (task, impl) in failed else float("nan") if processes is None else 1.0)
+        for pairs in processes or []:
+            phases = {"physics": 450.0, "kernel": 0.4, "rest": 40.0}
+            record = {**cell, "baseline": "handwritten", "block": 2,
+                      "pairs": [{"base_s": b, "impl_s": i, "first": "handwritten", "base_us": phases,
+                                 "impl_us": phases} for b, i in pairs]}  # fmt: skip
+            lines.append(
+                _common.sidecar_line("collector_paired", record, commit=commit, env=env, applied=applied)
+            )
+    _track(results, benchmarks[bundle.COLLECTOR_PAIRED], values)

@@ -177,3 +177,18 @@ def test_kept_dumps_need_an_empty_directory(tmp_path):
     (tmp_path / "old.txt").write_text("x")
     with pytest.raises(cost.CostError, match="not empty"):
         cost.measure([cost.Cell(task="g1_walk", impl="handwritten", num_envs=64)], keep=tmp_path)
+
+
+@pytest.mark.skipif(
+    shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)"
+)
+def test_a_collector_step_is_measured_without_physics(tmp_path):
+    """One collector step of 16 envs is ~2.5M instructions without MuJoCo's physics and ~60M with it (measured
+    here with instrumentation left on around physics), so a count under 10M shows physics is not counted."""
+    cells = [cost.Cell(task="g1_walk", impl="handwritten", num_envs=16, kind=cost.COLLECTOR)]
+    result = cost.measure(cells, jobs=1, keep=tmp_path / "dumps")
+    (step,) = result["cells"]
+    assert step["error"] == "" and step["kind"] == cost.COLLECTOR and step["calls"] == cost.COLLECTOR_CALLS
+    assert 1e6 < step["instructions"] < 1e7
+    labels = {cost.parse_dump(p.read_text())[0] for p in (tmp_path / "dumps").glob("callgrind.out.*")}
+    assert {"collector:g1_walk/handwritten/16#0", "collector:g1_walk/handwritten/16#warm"} <= labels

@@ -1,0 +1,170 @@
+"""The end-to-end collector in the gate: correctness rows, paired step time against the baseline, head vs base."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gate.ingest import bundle
+from tests.gate import asv_results, gitrepo
+from tests.gate.test_cost_signal import _costs
+from tests.gate.test_evaluate import POLICY, _by_decision, _evaluate
+from tests.gate.test_ingest import _ingest
+
+BROKEN = (
+    "Collector('g1_motion', 'assembled', num_envs=64, threads=1) raised ValueError: plan 3f2a has no 'obs' "
+    "observation group for the policy"
+)
+
+
+def _steps(effect=lambda cell: 1.0, seed=0, processes=5):
+    """Per process, 12 (hand-written, implementation) step times of ~30 ms; the implementation ``effect(cell)``
+    times slower."""
+    rng = np.random.default_rng(seed)
+
+    def collector(cell):
+        out = []
+        for _ in range(processes):
+            base = 0.03 * rng.lognormal(0, 0.05) * rng.lognormal(0, 0.02, 12)  # a process level, then pairs
+            out.append(list(zip(base, base * effect(cell) * rng.lognormal(0, 0.01, 12), strict=True)))
+        return out
+
+    return collector
+
+
+def _measure(root, commit, *, seed=0, effect=lambda cell: 1.0, cost_scale=lambda cell: 1.0, failed=None):
+    rng = np.random.default_rng(seed)
+    return asv_results.write(
+        root,
+        machine="runner-1",
+        commit=commit,
+        times=lambda cell: (
+            None if cell["impl"] == "numpy" and cell["threads"] == 2 else 1e-3 * rng.lognormal(0, 0.02, 50)
+        ),
+        pairs=lambda cell: [rng.lognormal(0, 0.03, 40) for _ in range(5)],
+        costs=_costs(),
+        collector=_steps(effect, seed),
+        collector_costs=_costs(cost_scale),
+        collector_failed=failed,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return gitrepo.base_and_head(tmp_path / "repo", policy=POLICY)
+
+
+def _rows(evaluation, kind):
+    return {(c.task, c.impl): c for c in evaluation.comparisons if c.kind == kind}
+
+
+def test_an_unchanged_collector_passes_with_its_phases_and_cost(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
+    _ingest(store_url, _measure(tmp_path / "b", head, seed=2))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "approve", [c for c in e.comparisons if c.decision != "pass"]
+    paired = _rows(e, "collector_vs_baseline")
+    assert set(paired) == {("g1_walk", "assembled"), ("g1_motion", "assembled")}  # the policy's compare
+    for c in paired.values():
+        assert (c.num_envs, c.threads, c.margin) == (64, 1, 0.03) and c.decision == "pass"
+        assert "physics 450, kernel 0.4, rest 40" in c.reason and "handwritten physics" in c.reason
+        assert c.cost_ratio == pytest.approx(7.6 / 8.3)  # the collector step's cost, assembled / hand-written
+    hvb = _rows(e, "collector_head_vs_base")
+    assert set(hvb) == {
+        (t, i) for t in ("g1_walk", "g1_motion") for i in ("handwritten", *asv_results.PAIRED_IMPLS)
+    }
+    assert all(
+        c.decision == "pass" and c.signal == "cost" and c.cost_ratio == pytest.approx(1.0)
+        for c in hvb.values()
+    )
+
+
+def test_a_collector_that_fails_to_construct_rejects_naming_task_impl_and_error(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
+    _ingest(store_url, _measure(tmp_path / "b", head, seed=2, failed={("g1_motion", "assembled"): BROKEN}))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    (row,) = _by_decision(e, "fail")
+    assert (row.kind, row.task, row.impl, row.num_envs, row.threads) == (
+        "correctness",
+        "g1_motion",
+        "assembled",
+        64,
+        1,
+    )
+    assert BROKEN in row.reason and "fusegate collect --task g1_motion --impl assembled" in row.reason
+    assert "CollectorCheck" in row.detail and "CollectorPaired" in row.detail
+    # nothing else stands in for it: no paired row, no "measured on base but not on head" error
+    assert ("g1_motion", "assembled") not in _rows(e, "collector_vs_baseline")
+    assert ("g1_motion", "assembled") not in _rows(e, "collector_head_vs_base")
+    assert not _by_decision(e, "error")
+
+
+def test_a_slower_collector_step_fails_by_time_and_more_instructions_fail_by_cost(store_url, tmp_path, repo):
+    path, base, head = repo
+    walk = lambda c: c["task"] == "g1_walk"  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "b",
+            head,
+            seed=2,
+            effect=lambda c: 1.10 if walk(c) and c["impl"] == "assembled" else 1.0,
+            cost_scale=lambda c: 1.03 if walk(c) and c["impl"] == "handwritten" else 1.0,
+        ),
+    )
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "reject"
+    paired = _rows(e, "collector_vs_baseline")
+    assert (paired[("g1_walk", "assembled")].decision, paired[("g1_walk", "assembled")].signal) == (
+        "fail",
+        "time",
+    )
+    assert paired[("g1_motion", "assembled")].decision == "pass"
+    hvb = _rows(e, "collector_head_vs_base")
+    failed = {k for k, c in hvb.items() if c.decision == "fail"}
+    assert failed == {("g1_walk", "handwritten")}
+    assert hvb[("g1_walk", "handwritten")].signal == "cost"
+    assert hvb[("g1_walk", "handwritten")].cost_ratio == pytest.approx(1.03)
+
+
+def test_collector_paired_records_are_validated_at_the_boundary(tmp_path):
+    results = _measure(tmp_path / "a", "a" * 40)
+    (sidecar,) = (tmp_path / "a" / "fusegate").glob("*/records.jsonl")
+    text = sidecar.read_text().replace('"kernel": 0.4', '"kernel": -1.0', 1)
+    sidecar.write_text(text)
+    from gate.ingest import asv_dir
+
+    with pytest.raises(bundle.IngestError, match=r"pairs\[0\]\.base_us\.kernel: must be >= 0"):
+        for b in asv_dir.read(results):
+            bundle.runs(b)
+
+
+def test_the_pr_page_and_comment_show_collector_rows_with_the_hot_slice_ones(store_url, tmp_path, repo):
+    from fastapi.testclient import TestClient
+
+    from gate.api.app import create_app
+    from gate.bot import report
+    from gate.policy import Policy
+
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
+    _ingest(store_url, _measure(tmp_path / "b", head, seed=2, failed={("g1_motion", "assembled"): BROKEN}))
+    e = _evaluate(store_url, path, base, head)
+    with TestClient(create_app(database_url=store_url, repo=path)) as client:
+        page = client.get(f"/pr/{base}/{head}")
+    assert page.status_code == 200
+    for kind in ("correctness", "collector_vs_baseline", "collector_head_vs_base", "impl_vs_baseline"):
+        assert f"<td>{kind}</td>" in page.text
+    assert "ValueError: plan 3f2a has no &#39;obs&#39; observation group" in page.text
+    status = report.verdict_status(e, Policy(), now=e.created_at, deadline=e.created_at)
+    body = report.comment(status=status, base_sha=base, head_sha=head, base_ref="main", link="http://gate/x",
+                          evaluation=e, policy_source=e.policy_source)  # fmt: skip
+    first = next(line for line in body.splitlines() if line.startswith("| runner-1 "))
+    assert (
+        "| correctness |" in first and "**fail**" in first and "g1_motion" in first and "assembled" in first
+    )
+    assert "| collector_vs_baseline |" in body
