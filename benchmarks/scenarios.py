@@ -19,6 +19,12 @@ Scenarios (each a change a pull request could make):
   the gate approved, as its 1% cost margin says; a chain of 24 added 2.3-2.4% and was rejected.
 - ``parity``: the assembled g1_walk kernel's projected gravity z uses 2.1 where the spec has 2.0 -> reject, by a
   correctness row (parity with the NumPy reference).
+- ``collector_breaks``: the assembled g1_walk kernel is made to tile envs by 128 and refuse any other N: the hot
+  slice's scales (4096, 32768) still load, the collector's 64 envs do not -> reject, by a correctness row of the
+  collector naming g1_walk, assembled and the ValueError (the seed review's failure: the collector could not be
+  built with the assembled kernel while the hot slice looked fine).
+
+Every run prints how the collector rows (``collector_vs_baseline``, ``collector_head_vs_base``) were decided.
 """
 
 from __future__ import annotations
@@ -70,6 +76,17 @@ SCENARIOS = {
             '"grav_z = -(1.0 - 2.0 * (qx * qx + qy * qy))",',
             '"grav_z = -(1.0 - 2.1 * (qx * qx + qy * qy))",',
             "fail: correctness of assembled g1_walk",
+        ),
+        Scenario(
+            "collector_breaks",
+            "reject",
+            GENERATOR,
+            "        super().__init__(task.CONTRACT, **kwargs)\n        source = generate(self.plan)\n",
+            "        super().__init__(task.CONTRACT, **kwargs)\n"
+            "        if self.num_envs % 128:\n"
+            "            raise ValueError(f'the assembled g1_walk kernel tiles envs by 128, not {self.num_envs}')\n"
+            "        source = generate(self.plan)\n",
+            "fail: correctness of the g1_walk assembled collector (CollectorCheck, CollectorPaired)",
         ),
     )
 }
@@ -170,11 +187,17 @@ def run_once(names: list[str], *, rounds: int, bench: str, keep: Path | None) ->
                 if c["kind"] == "head_vs_base" and c.get("cost_ratio")
             ]
             top = max(hvb, key=lambda c: c["cost_ratio"], default=None)
+            collector = Counter(
+                f"{c['kind']} {c['decision']}"
+                for c in evaluation.get("comparisons", [])
+                if c["kind"].startswith("collector")
+            )
             row = {
                 "scenario": name, "expected": s.expected, "actual": evaluation.get("verdict", "error"),
                 "largest_cost_change": None if top is None else
                 f"{top['cost_ratio']:.4f} ({top['task']} {top['impl']} N={top['num_envs']})",
                 "measure_s": round(seconds), "deciding": _deciding(evaluation), "expect_rows": s.expect_rows,
+                "collector_rows": dict(sorted(collector.items())),
                 "reasons": evaluation.get("reasons", []),
             }  # fmt: skip
             print(f"{name}: expected {s.expected}, got {row['actual']} ({seconds:.0f} s)", file=sys.stderr)
@@ -215,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             for line in r["deciding"][:6]:
                 print(f"    {line}")
+            print(f"    collector rows: {r['collector_rows'] or 'none'}; head measured in {r['measure_s']} s")
             print(f"    {r['reasons'][-2] if len(r['reasons']) > 1 else ''}")
         print("\nconfusion (expected -> actual: count)")
         for (expected, actual), n in sorted(confusion.items()):

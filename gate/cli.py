@@ -163,11 +163,12 @@ def cmd_kernels_cost(args: argparse.Namespace) -> int:
     from kernels import cost
 
     cells = [
-        cost.Cell(task=t, impl=i, num_envs=n)
+        cost.Cell(task=t, impl=i, num_envs=n, kind=kind)
         for t in args.task
         for i in args.impl
         if i in registry.available(t)
-        for n in args.num_envs
+        for kind, scales in ((cost.UPDATE_STATE, args.num_envs), (cost.COLLECTOR, args.collector_envs))
+        for n in scales
     ]
     cost.ensure_valgrind(
         install=args.install, say=render.console(stderr=True).print
@@ -296,6 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _task_impl_options(cost_cmd)
     cost_cmd.add_argument("--num-envs", type=_list(_positive_int), default=[4096, 32768], metavar="N[,N...]")
+    cost_cmd.add_argument(
+        "--collector-envs",
+        type=_list(_positive_int),
+        default=[],
+        metavar="N[,N...]",
+        help="also one collector step of N envs, without MuJoCo's physics (the gate's quick grid: 64)",
+    )
     cost_cmd.add_argument(
         "--calls", type=_positive_int, default=3, help="measured calls per fused cell (default 3)"
     )

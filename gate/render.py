@@ -167,14 +167,16 @@ def cost_table(runs: list[dict]) -> Table:
     first = runs[0]
     seconds = ", ".join(f"{r['seconds']['fill'] + r['seconds']['valgrind']:.0f} s" for r in runs)
     table = Table(
-        title=f"update_state cost per call under callgrind {first['valgrind']} (Numba target {first['target']}, "
+        title=f"cost per call under callgrind {first['valgrind']} (Numba target {first['target']}, "
         f"{first['jobs']} valgrind processes; {len(runs)} measurement(s): {seconds})",
-        caption="estimated cycles = L1 hits + 5 x LL hits + 35 x RAM; spread: (max - min) / mean of the calls "
-        "(calls differ in work: state evolves); differ: largest difference between the measurements",
+        caption="per: an update_state call, or a collector step without physics; estimated cycles = L1 hits + "
+        "5 x LL hits + 35 x RAM; spread: (max - min) / mean of the calls (calls differ in work: state evolves); "
+        "differ: largest difference between the measurements",
     )
     for col in (
         "task",
         "impl",
+        "per",
         "N",
         "calls",
         "instructions",
@@ -183,15 +185,18 @@ def cost_table(runs: list[dict]) -> Table:
         "est. cycles",
         "spread",
     ):
-        table.add_column(col, justify="left" if col in ("task", "impl") else "right")
+        table.add_column(col, justify="left" if col in ("task", "impl", "per") else "right")
     if len(runs) > 1:
         table.add_column("differ (instr / cycles)", justify="right")
     for i, c in enumerate(first["cells"]):
+        per = "step" if c.get("kind") == "collector" else "call"
         if c["error"]:
-            table.add_row(c["task"], c["impl"], str(c["num_envs"]), "-", f"[red]{c['error']}[/]", *["-"] * 4)
+            table.add_row(
+                c["task"], c["impl"], per, str(c["num_envs"]), "-", f"[red]{c['error']}[/]", *["-"] * 4
+            )
             continue
         row = [
-            c["task"], c["impl"], str(c["num_envs"]), str(c["calls"]), f"{c['instructions']:,.0f}",
+            c["task"], c["impl"], per, str(c["num_envs"]), str(c["calls"]), f"{c['instructions']:,.0f}",
             f"{c['l1_misses']:,.0f}", f"{c['ll_misses']:,.0f}", f"{c['estimated_cycles']:,.0f}", f"{c['spread']:.2%}",
         ]  # fmt: skip
         if len(runs) > 1:

@@ -186,9 +186,11 @@ def test_kernels_cost_prints_each_cell_and_the_difference_between_processes(caps
     assert cli.main([*argv, "--processes", "2"]) == 0
     out = capsys.readouterr().out
     assert "x86-64-v3" in out and "differ" in out and out.count("g1_walk") == 2
-    assert cli.main([*argv, "--json"]) == 0
+    assert cli.main([*argv, "--json", "--collector-envs", "16"]) == 0
     [run] = json.loads(capsys.readouterr().out)["runs"]
     assert {c["impl"] for c in run["cells"]} == {"numpy", "assembled"} and run["jobs"] == 2
-    assert all(
-        c["instructions"] > 0 and c["calls"] == (1 if c["impl"] == "numpy" else 3) for c in run["cells"]
-    )
+    calls = {"update_state": {"numpy": 1, "assembled": 3}, "collector": {"numpy": 2, "assembled": 2}}
+    assert sorted((c["kind"], c["impl"]) for c in run["cells"]) == [
+        ("collector", "assembled"), ("collector", "numpy"), ("update_state", "assembled"), ("update_state", "numpy")
+    ]  # fmt: skip
+    assert all(c["instructions"] > 0 and c["calls"] == calls[c["kind"]][c["impl"]] for c in run["cells"])
