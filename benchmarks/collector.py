@@ -55,8 +55,13 @@ SUITE = "collector"  # the failure records' suite: the gate names the module, no
 
 
 def _failure(task: str, impl: str, num_envs: int, threads: int, message: str) -> None:
+    """The sidecar's failure record of a collector cell, ending with the command that reproduces it."""
+    again = (
+        f"; reproduce: fusegate collect --check --task {task} --impl {impl} --num-envs {num_envs} "
+        f"--threads {threads} --steps {CHECK_STEPS}"
+    )
     cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
-    common.write_sidecar("failure", {**cell, "suite": SUITE, "message": message[:2000]})
+    common.write_sidecar("failure", {**cell, "suite": SUITE, "message": message[: 2000 - len(again)] + again})
 
 
 def _check_all() -> dict:
@@ -129,14 +134,14 @@ class CollectorPaired:
         from kernels.sim.collector import Collector
 
         common.require(task, impl, threads)
-        try:
-            self.collectors = {
-                name: Collector(task, name, num_envs=num_envs, threads=threads, seed=0)
-                for name in (bench.BASELINE, impl)
-            }
-        except Exception as exc:
-            _failure(task, impl, num_envs, threads, f"{type(exc).__name__}: {exc}")
-            raise
+        self.collectors = {}
+        for name in (bench.BASELINE, impl):
+            try:
+                self.collectors[name] = Collector(task, name, num_envs=num_envs, threads=threads, seed=0)
+            except Exception as exc:  # named like the check's message (the gate shows either)
+                call = f"Collector({task!r}, {name!r}, num_envs={num_envs}, threads={threads})"
+                _failure(task, impl, num_envs, threads, f"{call} raised {type(exc).__name__}: {exc}")
+                raise
 
     def _block(self, name: str, times: np.ndarray) -> tuple[float, np.ndarray]:
         collector, phases = self.collectors[name], np.zeros(times.shape)

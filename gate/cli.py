@@ -189,6 +189,34 @@ def cmd_kernels_cost(args: argparse.Namespace) -> int:
     return 0 if all(not c["error"] for run in runs for c in run["cells"]) else 1
 
 
+def _collect_check(args: argparse.Namespace, threads: int) -> int:
+    """``fusegate collect --check``: kernels.sim.trajectory.check per task and scale, one row per implementation."""
+    from kernels.sim import trajectory
+
+    rows = []
+    with _progress(render.console(stderr=True)) as progress:
+        job = progress.add_task("rollouts", total=len(args.task) * len(args.num_envs))
+        for task in args.task:
+            impls = [i for i in args.impl if i in registry.available(task)]
+            for n in args.num_envs:
+                progress.update(
+                    job, description=f"{task} N={n}: {len(impls) + 1} rollouts of {args.steps} steps"
+                )
+                found = trajectory.check(
+                    task, impls, steps=args.steps, num_envs=n, seed=args.seed, threads=threads
+                )
+                rows += [
+                    {**c.to_dict(), "num_envs": n, "threads": threads, "steps": args.steps}
+                    for c in found.values()
+                ]
+                progress.advance(job)
+    if args.json:
+        print(json.dumps({"checks": rows}, indent=2))
+    else:
+        render.console().print(render.collect_check_table(rows))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
 def cmd_kernels_show_source(args: argparse.Namespace) -> int:
     """Print the source the ``assembled`` implementation generates for a task's plan."""
     from importlib import import_module
@@ -236,6 +264,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
     applied = Placement.from_env().apply()  # before any array exists
     threads = args.threads or applied.threads
+    if args.check:
+        return _collect_check(args, threads)
     cases = [(t, i, n) for t in args.task for i in args.impl for n in args.num_envs]
     rows = []
     with _progress(render.console(stderr=True)) as progress:
@@ -353,6 +383,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--calls",
         action="store_true",
         help="also time each call of the step where it runs (policy, replay, env, MuJoCo, kernel)",
+    )
+    collect.add_argument(
+        "--check",
+        action="store_true",
+        help="instead of timing, roll each collector out --steps steps (seed --seed) and compare it with the "
+        "NumPy reference's rollout, as the gate's CollectorCheck does (its quick grid: --num-envs 64 --steps 16 "
+        "--threads 1); exit 1 when one fails",
     )
     collect.add_argument("--json", action="store_true", help="print JSON instead of a table")
     collect.set_defaults(func=cmd_collect)

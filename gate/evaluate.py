@@ -401,15 +401,17 @@ def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
     for (task, impl, n, t), found in failed.items():
         names = ", ".join(name for name, _ in found)
         message = next((c.message for _, c in found if not c.message.startswith("the benchmark raised")), "")
-        if all(c.benchmark.startswith("collector.") for _, c in found):
-            hint = f"fusegate collect --task {task} --impl {impl} --num-envs {n} reproduces it"
-        else:
-            hint = "fix the kernel (fusegate kernels parity shows the arrays)"
+        # a collector's message ends with the command that reproduces it (benchmarks/collector.py)
+        hint = (
+            ""
+            if all(c.benchmark.startswith("collector.") for _, c in found)
+            else ("; fix the kernel (fusegate kernels parity shows the arrays)")
+        )
         rows.append(
             _row(
                 machine=machine, kind="correctness", task=task, impl=impl, baseline="reference",
                 num_envs=n or None, threads=t or None, detail=f"{names} [{placement}]", margin=0.0,
-                decision=Decision.FAIL, reason=f"{message or found[0][1].message}; {hint}",
+                decision=Decision.FAIL, reason=f"{message or found[0][1].message}{hint}",
             )
         )  # fmt: skip
     return rows
@@ -600,7 +602,15 @@ def _head_vs_base(
                 row, base, cells, impl, margin=policy.cost_margin, policy=policy, floors=floors, costs=costs
             )
         )
+    # A cell missing on the head because its benchmark failed there has a correctness row that says why; a
+    # collector step is also missing when the collector it was paired with failed.
     failed = {(task, i, n, t) for (b, task, i, n, t), c in cells.items() if c.status == "failed"}
+    failed |= {
+        (task, i, n, t)
+        for (b, task, _, n, t), c in cells.items()
+        if collector and c.status == "failed" and b.startswith("collector.")
+        for i in policy.head_vs_base
+    }
     for key, a in sorted(base.items()):
         benchmark, task, impl, n, t = key
         if (
@@ -608,7 +618,7 @@ def _head_vs_base(
             and impl in policy.head_vs_base
             and a.status == "ok"
             and key not in cells
-            and (task, impl, n, t) not in failed  # its correctness row says why
+            and (task, impl, n, t) not in failed
         ):
             rows.append(
                 _row(

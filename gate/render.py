@@ -308,6 +308,19 @@ def rules_table(rows: list[dict], base: str, head: str) -> Table:
     return table
 
 
+def collect_check_table(rows: list[dict]) -> Table:
+    """``fusegate collect --check``: each collector's rollout against the reference's."""
+    table = Table(title="End-to-end collector against the NumPy reference's rollout (same seed, same steps)")
+    for col in ("task", "impl", "N", "thr", "steps", "resets", "max reward diff", "check"):
+        table.add_column(col, justify="left" if col in ("task", "impl", "check") else "right")
+    for r in rows:
+        diff = "-" if r["max_reward_diff"] is None else f"{r['max_reward_diff']:.2g}"
+        check = "[green]ok[/]" if r["ok"] else f"[red]{escape(r['message'])}[/]"
+        table.add_row(r["task"], r["impl"], str(r["num_envs"]), str(r["threads"]), str(r["steps"]), str(r["resets"]),
+                      diff, check)  # fmt: skip
+    return table
+
+
 def collect_table(rows: list[dict]) -> Table:
     """``fusegate collect``: one row per (task, impl, N, threads), phases in us per env-step."""
     from kernels.sim.collector import PHASES

@@ -197,6 +197,9 @@ def test_the_gates_collector_cells_check_rollouts_and_pair_steps_and_name_a_brok
     assert (
         "Collector('g1_motion', 'assembled'" in failure["message"] and "no phase buffer" in failure["message"]
     )
+    assert failure["message"].endswith(
+        "reproduce: fusegate collect --check --task g1_motion --impl assembled --num-envs 64 --threads 1 --steps 16"
+    )
     resets = [c["resets"] for r in records["collector_check"] for c in r["checks"] if c["ok"]]
     assert len(resets) == 7 and min(resets) > 0  # the rollouts reach episodes that ended
     (paired,) = records["collector_paired"]

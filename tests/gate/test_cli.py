@@ -3,6 +3,7 @@
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 import kernels
@@ -151,6 +152,30 @@ def test_collect_tables_with_the_physics_baseline_and_the_calls(capsys):
     assert "End-to-end collector" in out and out.count("g1_motion") >= 4
     assert "collector/batch" in out and "rollout/batch" in out
     assert "Collector calls" in out and out.count("kernel._run │") == 2  # one row per implementation
+
+
+def test_collect_check_compares_each_rollout_with_the_reference(capsys, monkeypatch):
+    argv = ["collect", "--check", "--task", "g1_walk", "--impl", "handwritten,assembled", "--num-envs", "16"]
+    argv += ["--steps", "16", "--threads", "1"]
+    assert cli.main([*argv, "--json"]) == 0
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    assert [(c["impl"], c["ok"], c["num_envs"], c["steps"]) for c in checks] == [
+        ("handwritten", True, 16, 16), ("assembled", True, 16, 16)
+    ]  # fmt: skip
+    from kernels.sim import trajectory
+
+    real = trajectory.rollout
+
+    def departing(task, impl, **kwargs):  # the assembled collector ends every episode a step late
+        run = real(task, impl, **kwargs)
+        if impl == "assembled":
+            run["done"] = np.roll(run["done"], 1, axis=0)
+        return run
+
+    monkeypatch.setattr(trajectory, "rollout", departing)
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    assert "End-to-end collector against the NumPy reference" in out and "done differs at step" in out
 
 
 def test_collect_refuses_a_negative_warmup(capsys):

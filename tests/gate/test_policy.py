@@ -14,6 +14,7 @@ def test_the_repositorys_policy_parses():
     policy = Policy.from_toml((ROOT / POLICY_FILE).read_text(), source=POLICY_FILE)
     assert policy.baseline == "handwritten" and "assembled" in policy.compare
     assert policy.min_rounds <= policy.max_rounds
+    assert policy.collector_margin == 0.03
 
 
 @pytest.mark.parametrize(
@@ -25,6 +26,8 @@ def test_the_repositorys_policy_parses():
         ("margin = true", "margin must be int or float"),
         ("threads = [1.5]", "threads item must be int"),
         ("margin = 1.5", "fraction in [0, 1)"),
+        ("collector_margin = -0.1", "collector_margin must be a fraction in [0, 1)"),
+        ('collector_margin = "3%"', "collector_margin must be int or float"),
         ("marign = 0.1", "unknown key(s) marign"),
         ("min_rounds = 9", "min_rounds <= max_rounds"),
         ("margins = [{ task = 'g1_walk' }]", "needs margin"),
