@@ -20,7 +20,9 @@ from pathlib import Path
 from kernels.cost import COLLECTOR, Cell, callgrind
 
 FILL_ENVS = 64  # the kernels' signatures do not depend on N: compile them on a small snapshot
-COLLECTOR_WARMUP = 1  # an uninstrumented step first (construction ran the reset step): everything compiled is loaded
+COLLECTOR_WARMUP = (
+    1  # an uninstrumented step first (construction ran the reset step): everything compiled is loaded
+)
 
 
 def _cells(spec: dict) -> list[tuple[Cell, int, int]]:

@@ -88,7 +88,7 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
     keeps them; they are what ``fusegate run`` selects (``GATE_BENCH``)."""
     import re
 
-    from gate.ingest.bundle import GATE_BENCH
+    from gate.ingest.bundle import GATE_BENCH, GATE_BENCH_EXACT
 
     found = {name for name in _discover(tmp_path) if name != "version"}
     cost = {name for name in EXPECTED if name.startswith("cost.")}
@@ -100,6 +100,8 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
         *collector,
     }
     assert {name for name in found if re.search(GATE_BENCH, name)} == found
+    exact = {name for name in found if re.search(GATE_BENCH_EXACT, name)}
+    assert exact == {*cost, "collector.CollectorCheck.track_reward_max_diff"}  # one measurement per commit
 
 
 def test_every_benchmark_is_discovered_with_its_kind(discovered):
@@ -121,7 +123,14 @@ def test_grids_cover_every_task_and_implementation(discovered):
     for name in ("collector.CollectorCheck.track_reward_max_diff", "cost.CollectorCost.track_instructions"):
         meta = discovered[name]
         assert meta["param_names"] == ["task", "impl", "num_envs", "threads"]
-        assert meta["params"][1] == [repr(i) for i in kernels.IMPLS] and meta["params"][2:] == [["64"], ["1"]]
+        assert meta["params"][2:] == [["64"], ["1"]]
+    assert discovered["collector.CollectorCheck.track_reward_max_diff"]["params"][1] == [
+        repr(i) for i in kernels.IMPLS
+    ]
+    # the reference's collector is checked (it is what the others follow) but its step's cost judges nothing
+    assert discovered["cost.CollectorCost.track_instructions"]["params"][1] == [
+        repr(i) for i in kernels.IMPLS if i != "numpy"
+    ]
     paired = discovered["collector.CollectorPaired.track_ratio"]
     assert paired["params"][1] == ["'assembled'", "'assembled_generic'"] and paired["unit"] == "ratio"
     collector = discovered["collector.Collector.track_update_state_us"]

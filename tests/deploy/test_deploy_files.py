@@ -50,6 +50,21 @@ def test_every_command_in_the_workflow_parses(tool):
         assert {argv[0] for argv in commands} == {"upload", "rounds"}
 
 
+def test_the_workflow_measures_the_gates_suites_exact_once_and_timed_in_rounds():
+    from gate.ingest.bundle import GATE_BENCH_EXACT, GATE_BENCH_TIMED
+
+    runs = [argv for argv in _commands("asv") if argv[0] == "continuous"]
+    benches = [
+        (argv[argv.index("--bench") + 1], next((a for a in argv if a.startswith("rounds=")), None))
+        for argv in runs
+    ]
+    assert benches == [
+        (GATE_BENCH_EXACT, None),
+        (GATE_BENCH_TIMED, "rounds=3"),
+        (GATE_BENCH_TIMED, "rounds=1"),
+    ]
+
+
 def _keys(path: Path) -> set[str]:
     lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
     return {line.split("=", 1)[0] for line in lines if line}
