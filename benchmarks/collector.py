@@ -12,7 +12,7 @@ In every profile (the gate judges these):
   difference from the reference.
 - ``CollectorPaired``: each fused implementation against the hand-written one in one process: two collectors
   on the same seed, so on the same states, stepped in alternating blocks of ``BLOCK`` steps in random order,
-  ``PAIRS`` pairs after ``WARMUP`` steps each. Every pair (step time of each side, and physics, the kernel and
+  ``PAIRS`` pairs after ``PAIR_WARMUP`` steps each. Every pair (step time of each side, and physics, the kernel and
   the rest per env-step) goes to the sidecar (``collector_paired``); asv tracks the median pair ratio.
   ``rounds`` processes per cell, like the hot slice's ``Paired``.
 

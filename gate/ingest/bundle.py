@@ -206,6 +206,8 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
                             where, f"pairs[{i}].{key}", f"a time must be positive and finite, got {value}"
                         )
                 if kind == "collector_paired":
+                    if not 0 < len(_need(record, "baseline", str, where)) <= 64:
+                        raise IngestError(where, "baseline", "must be a name of 1-64 characters")
                     for side in ("base_us", "impl_us"):
                         phases = _need(pair, side, dict, where, f"pairs[{i}].")
                         for phase in COLLECTOR_PHASES:
@@ -383,7 +385,7 @@ def _collector_results(records: list[dict]) -> list[ResultRecord]:
     for r in records:
         if r["kind"] != "collector_paired":
             continue
-        for impl, side in ((r["impl"], "impl"), (r.get("baseline", "handwritten"), "base")):
+        for impl, side in ((r["impl"], "impl"), (r["baseline"], "base")):
             key = (r["task"], impl, r["num_envs"], r["threads"])
             step.setdefault(key, []).append([p[f"{side}_s"] for p in r["pairs"]])
             for phase in COLLECTOR_PHASES:

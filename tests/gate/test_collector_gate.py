@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -140,6 +142,14 @@ def test_collector_paired_records_are_validated_at_the_boundary(tmp_path):
     from gate.ingest import asv_dir
 
     with pytest.raises(bundle.IngestError, match=r"pairs\[0\]\.base_us\.kernel: must be >= 0"):
+        for b in asv_dir.read(results):
+            bundle.runs(b)
+    records = [json.loads(line) for line in sidecar.read_text().splitlines()]
+    bad = next(r for r in records if r["kind"] == "collector_paired")
+    bad["pairs"][0]["base_us"]["kernel"] = 0.4
+    bad["baseline"] = "h" * 65
+    sidecar.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(bundle.IngestError, match=r"baseline: must be a name of 1-64 characters"):
         for b in asv_dir.read(results):
             bundle.runs(b)
 
