@@ -17,12 +17,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kernels.cost import COLLECTOR, Cell, callgrind
+from kernels.cost import COLLECTOR, UPDATE_STATE, Cell, callgrind
 
 FILL_ENVS = 64  # the kernels' signatures do not depend on N: compile them on a small snapshot
-COLLECTOR_WARMUP = (
-    1  # an uninstrumented step first (construction ran the reset step): everything compiled is loaded
-)
+# Uninstrumented collector steps first (construction ran the reset step): everything compiled is loaded.
+COLLECTOR_WARMUP = 1
 
 
 def _cells(spec: dict) -> list[tuple[Cell, int, int]]:
@@ -32,7 +31,7 @@ def _cells(spec: dict) -> list[tuple[Cell, int, int]]:
                 task=c["task"],
                 impl=c["impl"],
                 num_envs=int(c["num_envs"]),
-                kind=c.get("kind", "update_state"),
+                kind=c.get("kind", UPDATE_STATE),
             ),
             int(c["calls"]),
             int(c["warm"]),
