@@ -40,7 +40,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate.ingest.bundle import GATE_BENCH_EXACT, GATE_BENCH_TIMED
+from gate.ingest.bundle import gate_asv_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATOR = "kernels/assembled/g1_walk.py"
@@ -111,9 +111,7 @@ def _measure(tree: Path, sha: str, *, rounds: int, bench: str | None, env: dict)
     """asv on ``sha`` as ``fusegate run`` does it (the exact suites once, the timed ones ``rounds`` times), or
     ``bench`` at ``rounds``; the seconds it took."""
     t0 = time.perf_counter()
-    runs = [["--bench", bench, "-a", f"rounds={rounds}"]] if bench else [
-        ["--bench", GATE_BENCH_EXACT], ["--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}"]
-    ]  # fmt: skip
+    runs = [("--bench", bench, "-a", f"rounds={rounds}")] if bench else gate_asv_runs(rounds)
     for extra in runs:
         _run(
             [

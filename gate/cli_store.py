@@ -211,10 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "FUSEGATE_BENCH_PROFILE": os.environ.get("FUSEGATE_BENCH_PROFILE", "quick"),
         }
         run = ("run", "-E", f"existing:{sys.executable}", "--set-commit-hash", head, "--record-samples")
-        for extra in (
-            ("--bench", bundle.GATE_BENCH_EXACT),
-            ("-a", f"rounds={args.rounds}", "--bench", bundle.GATE_BENCH_TIMED),
-        ):
+        for extra in bundle.gate_asv_runs(args.rounds):
             code = _asv(*run, *extra, env=env)
             if code not in (0, 2):  # 2: a benchmark failed; the gate reports it as a correctness failure
                 raise ValueError(f"asv run exited with {code}; see its output above")

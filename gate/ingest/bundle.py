@@ -59,7 +59,14 @@ BENCHMARKS = {
 # every track of them in N more processes for nothing), the timed ones take the rounds asked for.
 GATE_BENCH_EXACT = r"^(cost\.(Cost|CollectorCost)|collector\.CollectorCheck)\."
 GATE_BENCH_TIMED = r"^(hot_slice\.(HotSlice|Paired)|collector\.CollectorPaired)\."
-GATE_BENCH = f"({GATE_BENCH_EXACT}|{GATE_BENCH_TIMED})"
+
+
+def gate_asv_runs(rounds: int) -> list[tuple[str, ...]]:
+    """The ``asv run`` arguments that measure the gate's suites: the exact ones once, the timed ones in
+    ``rounds`` processes per cell."""
+    return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}")]
+
+
 PAIRED = "hot_slice.Paired.track_ratio"
 TIME = "hot_slice.HotSlice.time_update_state"
 # asv benchmarks whose samples come from sidecar records of this kind (one per benchmark process), not asv.
