@@ -1,5 +1,10 @@
 """Behaviour every implementation shares: NaN isolation, noise off, no per-env allocation, the thread cap."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from numba.core.runtime import rtsys
@@ -116,3 +121,33 @@ def test_walk_infinities_are_not_nan(impl):
     assert done[3] == 0
     assert done[5] == 1
     assert done.sum() == 1
+
+
+def test_a_second_clone_of_the_same_sources_loads_the_first_ones_compiled_kernels(tmp_path):
+    """Numba files a function under its directory's absolute path; ``kernels._cache.PackageLocator`` files this
+    package's under their place in it, so a fresh clone (or asv environment) compiles nothing already compiled."""
+    import shutil
+
+    code = (
+        "import kernels\n"
+        "from kernels.handwritten import g1_walk\n"
+        "kernels.load('g1_walk', 'handwritten', num_envs=16).update_state(kernels.make_inputs('g1_walk', 16, 0))\n"
+        "stats = g1_walk.update_state_kernel.stats\n"
+        "print(len(stats.cache_hits), len(stats.cache_misses), g1_walk.update_state_kernel._cache._cache_path)\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_LOCATOR_CLASSES", None)
+    runs = []
+    for clone in ("a", "b"):
+        shutil.copytree(
+            Path(kernels.__file__).parent,
+            tmp_path / clone / "kernels",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / clone, env={**env, "PYTHONPATH": str(tmp_path / clone)},
+                             capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+        runs.append((int(out[0]), int(out[1]), out[2]))
+    (_, first_misses, first_path), (hits, misses, path) = runs
+    assert first_misses >= 1  # the first clone compiled
+    assert hits >= 1 and misses == 0  # the second loaded it
+    assert path == first_path and "/package" in path
