@@ -79,26 +79,58 @@ def compare_on(
     plan: TaskPlan | None = None,
 ) -> ParityReport:
     """Run the reference and ``impl`` on independent copies of ``snap`` (outputs poisoned) and compare."""
+    return compare_many(
+        snap, task=task, cases=[(impl, threads)], noise_level=noise_level, seed=seed, plan=plan
+    )[0]
+
+
+def compare_many(
+    snap: dict[str, np.ndarray],
+    *,
+    task: str,
+    cases: list[tuple[str, int | None]],
+    noise_level: float | None = None,
+    seed: int = -1,
+    plan: TaskPlan | None = None,
+    catch: bool = False,
+) -> list:
+    """``compare_on`` for every (implementation, threads) of ``cases``, the reference run once: each case on
+    its own copy of ``snap`` with poisoned outputs. A case that raises propagates, or with ``catch`` takes
+    the exception's place in the list (a ``ParityReport`` per case otherwise)."""
     num_envs = snap[registry.contract(task).inputs[0].name].shape[0]
     ref = registry.load(task, registry.REFERENCE, num_envs=num_envs, noise_level=noise_level, plan=plan)
-    fast = registry.load(task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level, plan=plan)
-    ref_snap, fast_snap = registry.copy_snapshot(snap), registry.copy_snapshot(snap)
+    ref_snap = registry.copy_snapshot(snap)
     poison(ref.outputs)
-    poison(fast.outputs)
     want = ref.update_state(ref_snap)
-    got = fast.update_state(fast_snap)
-    contract = fast.contract
-    arrays = [diff(s.name, "output", got[s.name], want[s.name]) for s in contract.outputs]
-    arrays += [diff(s.name, "state", fast_snap[s.name], ref_snap[s.name]) for s in contract.state]
-    return ParityReport(
-        task=task,
-        impl=impl,
-        num_envs=num_envs,
-        seed=seed,
-        threads=fast.threads,
-        noise_level=fast.noise_level,
-        arrays=tuple(arrays),
-    )
+    reports = []
+    for impl, threads in cases:
+        try:
+            fast = registry.load(
+                task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level, plan=plan
+            )
+            fast_snap = registry.copy_snapshot(snap)
+            poison(fast.outputs)
+            got = fast.update_state(fast_snap)
+        except Exception as exc:
+            if not catch:
+                raise
+            reports.append(exc)
+            continue
+        contract = fast.contract
+        arrays = [diff(s.name, "output", got[s.name], want[s.name]) for s in contract.outputs]
+        arrays += [diff(s.name, "state", fast_snap[s.name], ref_snap[s.name]) for s in contract.state]
+        reports.append(
+            ParityReport(
+                task=task,
+                impl=impl,
+                num_envs=num_envs,
+                seed=seed,
+                threads=fast.threads,
+                noise_level=fast.noise_level,
+                arrays=tuple(arrays),
+            )
+        )
+    return reports
 
 
 def compare(

@@ -324,15 +324,36 @@ def _start_pool(threads: int) -> None:
         ) from None
 
 
-def first_touch(snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+LAYOUT_SPAN = 4096  # bytes: a random offset within one page moves an array over every cache set and bank
+LAYOUT_ALIGN = 64  # bytes: offsets keep cache-line alignment (what an allocator gives large arrays)
+
+
+def _empty_at(arr: np.ndarray, offset: int) -> np.ndarray:
+    """An uninitialised C-contiguous array like ``arr`` starting ``offset`` bytes into a fresh buffer."""
+    buffer = np.empty(arr.nbytes + LAYOUT_SPAN + LAYOUT_ALIGN, dtype=np.uint8)
+    start = -buffer.ctypes.data % LAYOUT_ALIGN + offset  # from a cache-line boundary, then ``offset``
+    return buffer[start : start + arr.nbytes].view(arr.dtype).reshape(arr.shape)
+
+
+def first_touch(
+    snap: Mapping[str, np.ndarray], *, rng: np.random.Generator | None = None
+) -> dict[str, np.ndarray]:
     """Copies of ``snap`` whose pages were first written by the threads that will process their rows.
 
     Numba's prange splits rows statically and evenly across threads, as the fused kernels do, so each page
     lands on the NUMA node of the thread that later reads it (under a ``local`` or ``default`` policy).
+
+    With ``rng``, every array starts at its own random cache-line offset within a page: the relative placement
+    of the arrays (which cache sets they share, 4 KiB aliasing between loads and stores) then differs from
+    process to process, so a benchmark's processes average over layouts instead of all inheriting one
+    (Mytkowicz et al., ASPLOS 2009; Curtsinger and Berger's Stabilizer, ASPLOS 2013).
     """
     out = {}
     for name, arr in snap.items():
-        dst = np.empty_like(arr)
+        if rng is None:
+            dst = np.empty_like(arr)
+        else:
+            dst = _empty_at(arr, int(rng.integers(LAYOUT_SPAN // LAYOUT_ALIGN)) * LAYOUT_ALIGN)
         if arr.ndim >= 1 and arr.shape[0] > 0:
             _touch(dst.reshape(arr.shape[0], -1), arr.reshape(arr.shape[0], -1))
         out[name] = dst

@@ -54,3 +54,23 @@ def test_parity_detects_a_wrong_kernel(monkeypatch):
     bad = parity.compare_on(snap, task="g1_walk", impl="handwritten")
     assert not bad.ok
     assert {a.name for a in bad.arrays if not a.ok} == {"reward", "term_means"}
+
+
+def test_compare_many_runs_the_reference_once_and_names_a_raising_case(monkeypatch):
+    """The benchmarks' once-per-commit check: every (impl, threads) against one reference run; with ``catch`` a
+    case that raises stands in its own slot, the others are still compared."""
+    from kernels import registry
+
+    snap = kernels.make_inputs("g1_walk", 256, seed=11)
+    loads = []
+    real = registry.load
+    monkeypatch.setattr(
+        registry, "load", lambda task, impl, **kw: loads.append(impl) or real(task, impl, **kw)
+    )
+    cases = [("handwritten", 1), ("no_such_impl", 1), ("assembled", 2)]
+    reports = parity.compare_many(snap, task="g1_walk", cases=cases, catch=True)
+    assert loads.count(kernels.REFERENCE) == 1
+    assert reports[0].ok and reports[2].ok and reports[2].threads == 2
+    assert isinstance(reports[1], ValueError) and "no_such_impl" in str(reports[1])
+    with pytest.raises(ValueError, match="no_such_impl"):
+        parity.compare_many(snap, task="g1_walk", cases=cases)

@@ -8,8 +8,10 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+import kernels
 from kernels import fingerprint
 from kernels.placement import (
     MemPolicy,
@@ -172,3 +174,21 @@ def test_machine_id_ignores_drifting_node_memory(tmp_path, monkeypatch):
     assert fingerprint.machine_id(moved) != fingerprint.machine_id(
         m
     )  # CPUs moving between nodes still counts
+
+
+def test_first_touch_at_random_offsets_copies_exactly_at_cache_line_offsets_that_vary():
+    """The timing processes' layout randomisation: same values, C-contiguous, offsets in [0, 4096) that are
+    multiples of 64 and differ between processes (here: between generators)."""
+    from kernels import placement
+
+    snap = kernels.make_inputs("g1_walk", 4096, seed=1)
+    layouts = []
+    for seed in (1, 2):
+        out = placement.first_touch(snap, rng=np.random.default_rng(seed))
+        for name, arr in out.items():
+            assert arr.flags.c_contiguous and arr.dtype == snap[name].dtype
+            np.testing.assert_array_equal(arr, snap[name])
+            assert arr.ctypes.data % placement.LAYOUT_ALIGN == 0
+        layouts.append([arr.ctypes.data % placement.LAYOUT_SPAN for arr in out.values()])
+    assert layouts[0] != layouts[1]
+    assert len(set(layouts[0])) > 1  # the arrays do not share one offset
