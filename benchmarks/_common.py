@@ -10,19 +10,36 @@ cells by up to 1.5x, and a 15-20% slowdown of the hand-written kernel went unsee
 ``FUSEGATE_*`` variables (``kernels.placement``) and is applied in every benchmark process before any array is
 allocated; what was asked and what the OS granted is written, with the machine and software fingerprints, to a
 sidecar next to asv's results, so every stored result can be traced back to where it ran.
+
+What one timing process does, and what it leaves to others (docs/timing.md has the measurements):
+
+- parity against the NumPy reference runs once per commit, in the timed suites' shared ``setup_cache``
+  (``check_parity``); a process loads its kernels and calls each once (Numba's cache load), nothing more;
+- the reference is timed (and costed) at ``REFERENCE_ENVS`` only;
+- ``PAIRED_IMPLS``: the quick profile pairs with the hand-written kernel only what the policy compares;
+- the snapshot's arrays start at random cache-line offsets in every process (``FUSEGATE_BENCH_LAYOUT``,
+  ``random`` by default, or ``fixed``), so a cell's processes average over memory layouts;
+- each process records where its time went (``process`` records; ``fusegate profile-time``).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
+import benchmarks
 import kernels
-from kernels import fingerprint, parity, registry
+from kernels import bench, fingerprint, parity, registry
 from kernels.placement import AppliedPlacement, Placement, first_touch
+
+IMPORTED_S = benchmarks.process_age()  # the process's age once numpy, Numba and the kernels are imported
 
 PROFILE = os.environ.get("FUSEGATE_BENCH_PROFILE", "quick")
 if PROFILE not in ("quick", "full"):
@@ -59,6 +76,36 @@ NUM_ENVS = override(
     "FUSEGATE_BENCH_ENVS", [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)], kind=int
 )
 THREADS = _threads()
+# The NumPy reference is single-threaded and its time grows linearly with the envs: one scale says what it
+# costs (timed and under callgrind), the parity check still runs it at every scale.
+REFERENCE_ENVS = NUM_ENVS[0]
+
+
+def _fused() -> list[str]:
+    return [i for i in IMPLS if i not in (registry.REFERENCE, bench.BASELINE)]
+
+
+def _compared() -> list[str]:
+    """The fused implementations the policy of this tree judges against the baseline (``compare``)."""
+    import tomllib
+
+    try:
+        compare = tomllib.loads((ROOT / "fusegate-policy.toml").read_text()).get("compare", _fused())
+    except (OSError, ValueError):
+        return _fused()
+    return [i for i in _fused() if i in compare] or _fused()
+
+
+# Implementations paired with the hand-written kernel (hot slice and collector): the quick profile pairs what
+# the policy compares (``assembled`` by default), the full profile every fused implementation.
+PAIRED_IMPLS = override(
+    "FUSEGATE_BENCH_PAIRED_IMPLS", _compared() if PROFILE == "quick" else _fused(), kernels.IMPLS
+)
+# Each timing process lays its snapshot's arrays out at random cache-line offsets (kernels.placement.first_touch)
+# so the processes of a cell average over layouts; ``fixed`` gives every process the allocator's layout.
+LAYOUT = os.environ.get("FUSEGATE_BENCH_LAYOUT", "random")
+if LAYOUT not in ("random", "fixed"):
+    raise ValueError(f"FUSEGATE_BENCH_LAYOUT must be random or fixed, got {LAYOUT!r}")
 PAIRS = 40 if PROFILE == "quick" else 60
 # The track_ suites (bandwidth and CPU metrics, JIT times, paired ratios) are single values per process: asv
 # compares them by its factor alone, with no statistics, and on a shared machine they moved by 10-70% between
@@ -67,6 +114,42 @@ PAIRS = 40 if PROFILE == "quick" else 60
 TRACKS = os.environ.get("FUSEGATE_BENCH_TRACKS", "1" if PROFILE == "full" else "0") == "1"
 
 _applied: AppliedPlacement | None = None
+_phases: dict[str, float] = {}
+
+
+@contextlib.contextmanager
+def phase(name: str):
+    """Time a part of this process's setup (snapshot, parity, load) for its ``process`` record."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        _phases[name] = _phases.get(name, 0.0) + time.perf_counter() - t0
+
+
+_process: dict = {}
+
+
+def record_process(benchmark: str, task: str, impl: str, num_envs: int, threads: int) -> None:
+    """Where this benchmark process's time went, written once when it exits: start-up of the interpreter and
+    asv, imports, each timed setup phase, and its age; the rest of its life is measuring. ``fusegate
+    profile-time`` sums these records per suite. Call it from ``setup`` (asv may call setup and teardown once
+    per sample)."""
+    if benchmarks.STARTED_S is None or IMPORTED_S is None:
+        return  # no /proc: nothing to break down
+    if not _process:
+        atexit.register(_write_process)
+    _process.update(benchmark=benchmark, task=task, impl=impl, num_envs=num_envs, threads=threads)
+
+
+def _write_process() -> None:
+    age = benchmarks.process_age()
+    if age is not None:
+        write_sidecar(
+            "process",
+            {**_process, "startup_s": benchmarks.STARTED_S, "import_s": IMPORTED_S - benchmarks.STARTED_S,
+             "phases": dict(_phases), "age_s": age},
+        )  # fmt: skip
 
 
 def place() -> AppliedPlacement:
@@ -88,6 +171,26 @@ def require(task: str, impl: str, threads: int) -> AppliedPlacement:
     return applied
 
 
+def synthetic(task: str, num_envs: int) -> dict:
+    """``kernels.make_inputs(task, num_envs, seed=0)``, generated once per kernels source (``kernels._cache``)
+    and loaded from ``.asv/fusegate/snapshots/`` by every later process: generating 32768 envs takes ~1 s here,
+    loading them ~0.05 s."""
+    from kernels import _cache
+
+    path = ROOT / ".asv" / "fusegate" / "snapshots" / _cache.source_hash() / f"{task}-{num_envs}.npz"
+    try:
+        with np.load(path) as saved:
+            return {name: saved[name] for name in saved.files}
+    except (OSError, ValueError):
+        pass  # not made yet, or torn by a killed writer: make it
+    snap = kernels.make_inputs(task, num_envs, seed=0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.npz")
+    np.savez(partial, **snap)
+    os.replace(partial, path)  # whole or absent to every other process
+    return snap
+
+
 def snapshot(task: str, num_envs: int, threads: int) -> dict:
     """A synthetic snapshot whose pages were first touched by ``threads`` threads laid out like the kernel's."""
     import numba
@@ -95,29 +198,64 @@ def snapshot(task: str, num_envs: int, threads: int) -> dict:
     previous = numba.get_num_threads()
     numba.set_num_threads(min(threads, previous))
     try:
-        return first_touch(kernels.make_inputs(task, num_envs, seed=0))
+        with phase("snapshot"):
+            rng = np.random.default_rng() if LAYOUT == "random" else None
+            return first_touch(synthetic(task, num_envs), rng=rng)
     finally:
         numba.set_num_threads(previous)
 
 
-def checked_kernel(task: str, impl: str, num_envs: int, threads: int, snap: dict):
-    """The kernel, after a parity check against the reference on this snapshot (which also warms the JIT).
+def _failure(task: str, impl: str, num_envs: int, threads: int, message: str) -> None:
+    cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
+    write_sidecar("failure", {**cell, "message": message[:2000]})
 
-    A failing implementation raises, so asv reports the benchmark as failed instead of timing it; the exception
-    goes to the sidecar first (asv keeps no exception text in its results), so the gate's row can name it.
+
+def check_parity() -> dict:
+    """The timed hot-slice suites' ``setup_cache``: every fused implementation of the profile against the NumPy
+    reference, once per commit, on the snapshot the timing processes use (seed 0) at each thread count.
+
+    Returns {(task, impl, num_envs, threads): "" or why it fails}; a failure also goes to the sidecar (asv keeps
+    no exception text), so the gate's correctness row can name it. One process does what every timing process
+    used to repeat (the reference at 32768 envs is most of it).
     """
+    cpus = len(place().cpus)
+    found = {}
+    for task in TASKS:
+        impls = [i for i in registry.available(task) if i in IMPLS and i != registry.REFERENCE]
+        cases = [(impl, t) for impl in impls for t in THREADS if t <= cpus]
+        for n in NUM_ENVS:
+            with phase("parity"):
+                reports = parity.compare_many(synthetic(task, n), task=task, cases=cases, catch=True)
+            for (impl, t), report in zip(cases, reports, strict=True):
+                if isinstance(report, Exception):
+                    message = f"{type(report).__name__}: {report}"
+                elif not report.ok:
+                    bad = ", ".join(f"{a.name} (max abs {a.max_abs:.3g})" for a in report.arrays if not a.ok)
+                    message = f"RuntimeError: {task}/{impl} fails parity with the NumPy reference: {bad}"
+                else:
+                    message = ""
+                if message:
+                    _failure(task, impl, n, t, message)
+                found[(task, impl, n, t)] = message[:2000]
+    return found
+
+
+def checked_kernel(task: str, impl: str, num_envs: int, threads: int, snap: dict, checked: dict):
+    """The kernel, warm (its first call loads it from Numba's cache), if ``checked`` (``check_parity``) found it
+    agrees with the reference here.
+
+    A failing implementation raises, so asv reports the benchmark as failed instead of timing it; an exception
+    of its own (loading, the first call) goes to the sidecar first, like the parity check's.
+    """
+    message = checked.get((task, impl, num_envs, threads), "")
+    if message:
+        raise RuntimeError(message)
     try:
-        if impl != registry.REFERENCE:
-            report = parity.compare_on(kernels.copy_snapshot(snap), task=task, impl=impl, threads=threads)
-            if not report.ok:
-                bad = ", ".join(f"{a.name} (max abs {a.max_abs:.3g})" for a in report.arrays if not a.ok)
-                raise RuntimeError(f"{task}/{impl} fails parity with the NumPy reference: {bad}")
-        kernel = kernels.load(task, impl, num_envs=num_envs, threads=threads)
-        kernel.update_state(snap)
+        with phase("load"):
+            kernel = kernels.load(task, impl, num_envs=num_envs, threads=threads)
+            kernel.update_state(snap)
     except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"[:2000]
-        cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
-        write_sidecar("failure", {**cell, "message": message})
+        _failure(task, impl, num_envs, threads, f"{type(exc).__name__}: {exc}")
         raise
     return kernel
 

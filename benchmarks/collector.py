@@ -122,7 +122,7 @@ class CollectorPaired:
 
     params = (
         common.TASKS,
-        [i for i in common.IMPLS if i not in (bench.BASELINE, registry.REFERENCE)],
+        common.PAIRED_IMPLS,
         GATE_ENVS,
         GATE_THREADS,
     )
@@ -134,10 +134,12 @@ class CollectorPaired:
         from kernels.sim.collector import Collector
 
         common.require(task, impl, threads)
+        common.record_process("CollectorPaired", task, impl, num_envs, threads)
         self.collectors = {}
         for name in (bench.BASELINE, impl):
             try:
-                self.collectors[name] = Collector(task, name, num_envs=num_envs, threads=threads, seed=0)
+                with common.phase("load"):
+                    self.collectors[name] = Collector(task, name, num_envs=num_envs, threads=threads, seed=0)
             except Exception as exc:  # named like the check's message (the gate shows either)
                 call = f"Collector({task!r}, {name!r}, num_envs={num_envs}, threads={threads})"
                 _failure(task, impl, num_envs, threads, f"{call} raised {type(exc).__name__}: {exc}")

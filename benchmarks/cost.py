@@ -11,6 +11,11 @@ thread): one collector step of each implementation, everything but MuJoCo's phys
 Cost is exact where wall time is not (two processes of one commit agree to 0.01% here), so the quick profile
 records it by default: the gate decides head vs base on it (``fusegate-policy.toml``: ``cost_metric``,
 ``cost_margin``). Without valgrind every cell fails with the install command, never a silent skip.
+
+asv runs every parameter combination of every track in a process of its own (~1 s each, importing NumPy and
+Numba to look a number up), so the quick profile tracks instructions only: 22 processes instead of 88. The gate
+reads all four metrics of every cell from the pass's sidecar record; ``FUSEGATE_BENCH_TRACKS=1`` (the full
+profile) shows the others in asv too. The NumPy reference is measured at ``REFERENCE_ENVS`` only, as it is timed.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ def _measure() -> dict:
         if kind == cost.UPDATE_STATE
         or impl != registry.REFERENCE  # no gate row reads a reference step's cost
         for n in scales
+        if impl != registry.REFERENCE or n == common.REFERENCE_ENVS  # as timed: one scale
     ]
     try:
         result = cost.measure(cells)
@@ -68,6 +74,8 @@ class Cost:
             raise NotImplementedError(f"{impl} has no {task} kernel")
         if "error" in costs:
             raise RuntimeError(costs["error"])
+        if (self.kind, task, impl, num_envs) not in costs:
+            raise NotImplementedError(f"{task}/{impl} at {num_envs} envs is not in the profile's cost pass")
         cell = costs[(self.kind, task, impl, num_envs)]
         if cell["error"]:
             raise RuntimeError(
@@ -81,23 +89,25 @@ class Cost:
 
     track_instructions.unit = "instructions"
 
-    def track_l1_misses(self, costs, task, impl, num_envs, threads):
-        """Simulated L1 misses (instruction and data) per call."""
-        return self.cell["l1_misses"]
+    if common.TRACKS:  # the gate reads every metric from the sidecar; asv shows these in the full profile
 
-    track_l1_misses.unit = "misses"
+        def track_l1_misses(self, costs, task, impl, num_envs, threads):
+            """Simulated L1 misses (instruction and data) per call."""
+            return self.cell["l1_misses"]
 
-    def track_ll_misses(self, costs, task, impl, num_envs, threads):
-        """Simulated last-level misses per call."""
-        return self.cell["ll_misses"]
+        track_l1_misses.unit = "misses"
 
-    track_ll_misses.unit = "misses"
+        def track_ll_misses(self, costs, task, impl, num_envs, threads):
+            """Simulated last-level misses per call."""
+            return self.cell["ll_misses"]
 
-    def track_estimated_cycles(self, costs, task, impl, num_envs, threads):
-        """L1 hits + 5 x LL hits + 35 x RAM accesses per call (``kernels.cost``)."""
-        return self.cell["estimated_cycles"]
+        track_ll_misses.unit = "misses"
 
-    track_estimated_cycles.unit = "cycles"
+        def track_estimated_cycles(self, costs, task, impl, num_envs, threads):
+            """L1 hits + 5 x LL hits + 35 x RAM accesses per call (``kernels.cost``)."""
+            return self.cell["estimated_cycles"]
+
+        track_estimated_cycles.unit = "cycles"
 
 
 class CollectorCost(Cost):

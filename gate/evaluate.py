@@ -203,6 +203,7 @@ def evaluate(
         reasons.append("base and head are the same commit: no head-vs-base comparison")
     else:
         rows += _hardware_changes(session, base_sha, head_sha, required)
+    dropped: list[str] = []
     for (machine, placement), cells in sorted(head_by.items()):
         where = labels[placement]
         rows += _correctness(machine, where, cells)
@@ -212,9 +213,16 @@ def evaluate(
         rows += _collector_vs_baseline(machine, where, cells, policy, compare, floors)
         if base_sha != head_sha:
             base = base_by.get((machine, placement))
-            rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha)
+            rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha, dropped=dropped)
             if base:  # without a base, the row above says so
-                rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha, collector=True)
+                rows += _head_vs_base(
+                    machine, where, cells, base, policy, floors, base_sha, collector=True, dropped=dropped
+                )
+    if dropped:
+        shown = ", ".join(dropped[:4]) + (f" and {len(dropped) - 4} more" if len(dropped) > 4 else "")
+        reasons.append(
+            f"{len(dropped)} cell(s) measured on base are not in the head's benchmark profile, not compared: {shown}"
+        )
     for machine in sorted(set(required) & set(reported)):
         if not any(r["machine"] == machine for r in rows):
             rows.append(
@@ -555,9 +563,12 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
 
 
 def _head_vs_base(
-    machine, placement, cells, base, policy, floors, base_sha, *, collector=False
+    machine, placement, cells, base, policy, floors, base_sha, *, collector=False, dropped=None
 ) -> list[dict]:
-    """Every policy implementation's hot-slice time (or, with ``collector``, its collector step), head vs base."""
+    """Every policy implementation's hot-slice time (or, with ``collector``, its collector step), head vs base.
+
+    A cell measured on base but not on head is an error, unless the head ran its benchmark at other cells: then
+    the head's profile no longer has it (e.g. the reference timed at one scale) and it goes to ``dropped``."""
     benchmark_of, kind = (COLLECTOR_STEP, "collector_head_vs_base") if collector else (TIME, "head_vs_base")
     costs = COLLECTOR_COST if collector else COST
     if not base:
@@ -611,6 +622,7 @@ def _head_vs_base(
         if collector and c.status == "failed" and b.startswith("collector.")
         for i in policy.head_vs_base
     }
+    measured = {b for (b, *_), c in cells.items() if c.status == "ok"}
     for key, a in sorted(base.items()):
         benchmark, task, impl, n, t = key
         if (
@@ -620,6 +632,9 @@ def _head_vs_base(
             and key not in cells
             and (task, impl, n, t) not in failed
         ):
+            if dropped is not None and benchmark in measured:
+                dropped.append(f"{machine} {task}/{impl} N={n} thr={t}")
+                continue
             rows.append(
                 _row(
                     **_hvb_cell(machine, placement, task, impl, n, t, kind),

@@ -39,6 +39,12 @@ COLLECTOR_COST = {metric: f"cost.CollectorCost.track_{metric}" for metric in COS
 COLLECTOR_STEP = "collector.CollectorPaired.step"
 COLLECTOR_PHASES = {phase: f"collector.CollectorPaired.{phase}_us" for phase in ("physics", "kernel", "rest")}
 COST_BENCHMARKS = frozenset(COST.values()) | frozenset(COLLECTOR_COST.values())
+COST_UNITS = {
+    "instructions": "instructions",
+    "l1_misses": "misses",
+    "ll_misses": "misses",
+    "estimated_cycles": "cycles",
+}
 # Benchmarks the gate reads only as passed or failed: their value is kept, their samples are not summarized
 # (a reward difference of 0 has no logarithm).
 STATUS_ONLY = frozenset({COLLECTOR_CHECK})
@@ -385,6 +391,48 @@ def _paired_results(records: list[dict]) -> list[ResultRecord]:
     return out
 
 
+def _cost_results(records: list[dict]) -> list[ResultRecord] | None:
+    """Every metric of every cell of the commit's newest cost pass (the sidecar's ``cost`` record), or None
+    when the sidecar has none (results from before the record, or a pass that raised: asv's tracks then say
+    which cells failed). asv tracks only the policy's default metric in the quick profile; the record has all."""
+    passes = [r for r in records if r["kind"] == "cost"]
+    if not passes:
+        return None
+    cells = _need(_need(passes[-1], "cost", dict, "sidecar cost"), "cells", list, "sidecar cost", "cost.")
+    out = []
+    for number, cell in enumerate(cells):
+        where = f"sidecar cost.cells[{number}]"
+        if not isinstance(cell, dict):
+            raise IngestError(where, "(cell)", "expected an object per measured cell")
+        _cell_fields({**cell, "threads": 1}, where)
+        names = COST if cell.get("kind", "update_state") == "update_state" else COLLECTOR_COST
+        for metric, name in names.items():
+            value = cell.get(metric)
+            ok = (
+                not cell.get("error")
+                and isinstance(value, (int, float))
+                and math.isfinite(value)
+                and value > 0
+            )
+            out.append(
+                ResultRecord(
+                    benchmark=name,
+                    task=cell["task"],
+                    impl=cell["impl"],
+                    num_envs=cell["num_envs"],
+                    threads=1,
+                    status="ok" if ok else "failed",
+                    unit=COST_UNITS[metric],
+                    value=float(value) if ok else None,
+                    samples=[[float(value)]] if ok else [],
+                    message=""
+                    if ok
+                    else f"under callgrind: {cell.get('error') or f'no {metric}'}"[:MAX_MESSAGE],
+                )
+            )
+    return out
+
+
 def _collector_results(records: list[dict]) -> list[ResultRecord]:
     """The collector's step time and phases per implementation, from its paired records (``COLLECTOR_STEP``)."""
     step: dict[tuple, list[list[float]]] = {}
@@ -438,13 +486,15 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         if len(env_name) > 200:
             raise IngestError(file, "env_name", "longer than 200 characters")
         results: list[ResultRecord] = []
+        commit_records = sidecar.get(commit, [])
+        cost_results = _cost_results(commit_records)
         for name, raw in _need(data, "results", dict, file).items():
             if name not in params:
                 continue
             if not isinstance(raw, list):
                 raise IngestError(file, f"results.{name}", "expected a list of columns")
-            if name in SIDECAR_PAIRED:
-                continue  # the paired samples come from the sidecar, one list per process
+            if name in SIDECAR_PAIRED or (name in COST_BENCHMARKS and cost_results is not None):
+                continue  # from the sidecar: the paired samples one list per process, the cost pass whole
             row = dict(zip(columns, raw, strict=False))
             meta = bundle.benchmarks[name]
             results.extend(
@@ -458,8 +508,9 @@ def runs(bundle: Bundle) -> list[RunRecord]:
                 "paired records apart; keep one environment per commit and machine",
             )
         seen[commit] = file
-        records = sidecar.get(commit, [])
+        records = commit_records
         placement, fingerprint, software = _placement_of(records, file)
+        results.extend(cost_results or [])
         results.extend(_paired_results(records))
         results.extend(_collector_results(records))
         # A paired benchmark asv recorded as failed (parity or construction) has no sidecar record: keep the failure.
@@ -477,7 +528,8 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         results = [
             replace(
                 r,
-                message=failures.get((suite_of(r.benchmark), r.task, r.impl, r.num_envs, r.threads), ""),
+                message=r.message
+                or failures.get((suite_of(r.benchmark), r.task, r.impl, r.num_envs, r.threads), ""),
             )
             if r.status == "failed"
             else r

@@ -210,3 +210,42 @@ def test_cost_counts_of_zero_are_valid():
         exact([-1.0])
     with pytest.raises(InsufficientData):
         exact([float("nan")])
+
+
+def test_the_cost_pass_record_in_the_sidecar_gives_every_metric_over_asvs_tracks(store_url, tmp_path):
+    """asv tracks only instructions in the quick profile; the gate reads every metric from the pass's record."""
+    import json
+    import math
+
+    from benchmarks import _common
+    from gate.store import db, queries
+
+    commit = gitrepo.commit(tmp_path / "repo", policy=POLICY)
+    results = _measure(tmp_path / "a", commit, costs=_costs())  # asv's tracks say the defaults
+    cells = [
+        {"task": "g1_walk", "impl": "assembled", "num_envs": 4096, "kind": "update_state", "instructions": 7.0e6,
+         "l1_misses": 1.0e5, "ll_misses": 9.0e4, "estimated_cycles": 1.5e7, "error": ""},
+        {"task": "g1_walk", "impl": "handwritten", "num_envs": 64, "kind": "collector", "instructions": 2.5e6,
+         "l1_misses": 1.0e4, "ll_misses": 9.0e3, "estimated_cycles": 4.0e6, "error": ""},
+        {"task": "g1_motion", "impl": "assembled", "num_envs": 4096, "kind": "update_state", "instructions": None,
+         "l1_misses": None, "ll_misses": None, "estimated_cycles": None, "error": "SIGSEGV"},
+    ]  # fmt: skip
+    line = _common.sidecar_line(
+        "cost", {"cost": {"cells": cells}}, commit=commit, env="env", applied=_common.place()
+    )
+    with open(results.parent / "fusegate" / commit[:8] / "records.jsonl", "a") as f:
+        f.write(json.dumps(line) + "\n")
+    _ingest(store_url, results)
+    with db.transaction(store_url) as session:
+        got = {
+            (c.benchmark, c.task, c.impl, c.num_envs): c
+            for *_, c in queries.summaries(session, commit_sha=commit)
+            if c.benchmark in bundle.COST_BENCHMARKS
+        }
+    assert len(got) == 4 * len(cells)  # the record's cells only: asv's tracks of the same commit are not read
+    l1 = got[(bundle.COST["l1_misses"], "g1_walk", "assembled", 4096)]
+    assert math.exp(l1.center) == pytest.approx(1.0e5, rel=1e-4)  # stored as log(1 + x)
+    collector = got[(bundle.COLLECTOR_COST["instructions"], "g1_walk", "handwritten", 64)]
+    assert math.exp(collector.center) == pytest.approx(2.5e6, rel=1e-4)
+    failed = got[(bundle.COST["estimated_cycles"], "g1_motion", "assembled", 4096)]
+    assert failed.status == "failed" and "SIGSEGV" in failed.message

@@ -204,15 +204,32 @@ def test_a_cell_without_paired_samples_is_an_error(store_url, tmp_path, repo):
     assert "no paired samples" in row.reason
 
 
-def test_a_cell_the_head_stopped_measuring_is_an_error(store_url, tmp_path, repo):
+def test_a_cell_the_heads_profile_dropped_is_named_not_compared(store_url, tmp_path, repo):
+    """The head's benchmark skips a cell it ran on base (asv's NotImplementedError, e.g. the reference timed at
+    one scale only): no head-vs-base row for it, a reason that names it; a compared implementation's missing
+    paired cell is still an error."""
     path, base, head = repo
     _ingest(store_url, _measure(tmp_path / "a", base))
     _ingest(store_url, _measure(tmp_path / "b", head, skip=_one_cell))
     e = _evaluate(store_url, path, base, head)
     assert e.verdict == "error"
     reasons = {(c.kind, c.reason) for c in _by_decision(e, "error")}
-    assert ("head_vs_base", "measured on base but not on head") in reasons
+    assert not any(kind == "head_vs_base" for kind, _ in reasons)
     assert any(kind == "impl_vs_baseline" and "no paired samples" in r for kind, r in reasons)
+    assert any("1 cell(s) measured on base are not in the head's benchmark profile" in r and
+               "g1_walk/assembled N=4096 thr=1" in r for r in e.reasons)  # fmt: skip
+
+
+def test_a_benchmark_the_head_did_not_run_at_all_is_an_error(store_url, tmp_path, repo):
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    costs = {"instructions": 1e6, "l1_misses": 1e4, "ll_misses": 1e3, "estimated_cycles": 2e6}
+    _ingest(store_url, _measure(tmp_path / "b", head, skip=lambda c: True, costs=lambda c: costs))
+    e = _evaluate(store_url, path, base, head)
+    assert e.verdict == "error"
+    assert ("head_vs_base", "measured on base but not on head") in {
+        (c.kind, c.reason) for c in _by_decision(e, "error")
+    }
 
 
 def test_the_policy_comes_from_the_base_commit_not_the_head(store_url, tmp_path):
