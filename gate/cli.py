@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import kernels
-from gate import cli_bot, cli_dashboard, cli_store, render
+from gate import cli_bot, cli_dashboard, cli_run, cli_store, render
 from kernels import bench, parity, registry
 
 DEFAULT_BENCH_ENVS = (2048, 8192, 32768, 131072)
@@ -356,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     pairs_cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
     pairs_cmd.set_defaults(func=cmd_pairs)
 
+    cli_run.add_commands(commands)
     cli_store.add_commands(commands)
     cli_bot.add_commands(commands)
     cli_dashboard.add_commands(commands)

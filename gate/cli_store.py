@@ -6,10 +6,6 @@ import argparse
 import json
 import os
 import secrets
-import subprocess
-import sys
-import threading
-import webbrowser
 from pathlib import Path
 
 from gate import render
@@ -176,77 +172,6 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _asv(*args: str, env: dict | None = None) -> int:
-    return subprocess.run([sys.executable, "-m", "asv", *args], env=env, check=False).returncode
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    """The main job: quick asv suites on HEAD -> the store -> the verdict -> the service on localhost."""
-    from gate import policy
-    from gate.api.schemas import EvaluationOut
-    from gate.evaluate import EXIT_CODES, Verdict, evaluate_and_store
-    from gate.store import db, queries
-
-    repo = _repo()
-    head = policy.resolve(repo, "HEAD")
-    console = render.console(stderr=True)
-    if subprocess.run(["git", "-C", str(repo), "diff", "--quiet", "HEAD"], check=False).returncode:
-        console.print(
-            f"[yellow]the working tree differs from HEAD; its results are recorded as {head[:12]}[/]"
-        )
-    if not (Path.home() / ".asv-machine.json").exists():
-        _asv("machine", "--yes")
-    url = _url(args)
-    if not args.no_bench:
-        from gate.ingest import bundle
-        from kernels import cost
-
-        cost.ensure_valgrind(install=True, say=console.print)
-        console.print(
-            f"[bold]1/3[/] asv quick profile on HEAD {head[:12]} (hot slice timings, paired ratios, collector, cost)"
-        )
-        env = {
-            **os.environ,
-            "ASV_COMMIT": head,
-            "FUSEGATE_BENCH_PROFILE": os.environ.get("FUSEGATE_BENCH_PROFILE", "quick"),
-        }
-        run = ("run", "-E", f"existing:{sys.executable}", "--set-commit-hash", head, "--record-samples")
-        for extra in bundle.gate_asv_runs(args.rounds):
-            code = _asv(*run, *extra, env=env)
-            if code not in (0, 2):  # 2: a benchmark failed; the gate reports it as a correctness failure
-                raise ValueError(f"asv run exited with {code}; see its output above")
-    console.print(f"[bold]2/3[/] results into {url}")
-    machines = []
-    for machine, report in ingest_dir(url, Path(args.results)):
-        console.print(f"  {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged")
-        machines.append(machine)
-    base = policy.resolve(repo, args.base) if args.base else head
-    policy_sha = base  # the policy always comes from the requested base, even when its results are missing
-    with db.transaction(url) as session:
-        if base != head and not queries.summaries(session, commit_sha=base):
-            console.print(f"  base {args.base} ({base[:12]}) has no results yet: judging HEAD's kernels only")
-            base = head
-        evaluation = EvaluationOut.model_validate(
-            evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head, policy_sha=policy_sha)
-        )
-    out = render.console()
-    out.print(render.verdict_table(evaluation))
-    for line in render.verdict_lines(evaluation):
-        out.print(line)
-    if not args.no_serve:
-        site = f"http://{args.host}:{args.port}"
-        dashboard = f"{site}/machines/{machines[0]}" if machines else f"{site}/machines"
-        console.print(
-            f"[bold]3/3[/] verdict {evaluation.verdict}; the dashboard: {dashboard} "
-            f"(this verdict: {site}/pr/{base}/{head}; the API: {site}/docs)",
-            soft_wrap=True,
-        )
-        if os.environ.get("DISPLAY") or sys.platform == "darwin":  # a desktop: open it in the browser too
-            threading.Timer(2.0, webbrowser.open, args=(dashboard,)).start()
-        cmd_serve(args)
-    return EXIT_CODES[Verdict(evaluation.verdict)]
-
-
 def cmd_store_bench(args: argparse.Namespace) -> int:
     """Fill a store to --results (if it holds fewer) and time complete evaluations of a 200-cell PR on it."""
     from gate.store import db, queries, scale
@@ -300,28 +225,6 @@ def _db_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_commands(commands) -> None:
-    run = commands.add_parser(
-        "run",
-        help="the main job: quick benchmarks of HEAD -> the store -> the verdict -> the service on localhost",
-    )
-    run.add_argument(
-        "--base", default="main", help="compare against this commit if it has results (default main)"
-    )
-    run.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR", help="asv results_dir")
-    run.add_argument(
-        "--rounds", type=int, default=3, help="benchmark processes per cell (asv -a rounds=N; default 3)"
-    )
-    run.add_argument(
-        "--no-bench", action="store_true", help="skip the benchmarks: ingest and judge what is there"
-    )
-    run.add_argument(
-        "--no-serve", action="store_true", help="exit with the verdict's code instead of serving"
-    )
-    run.add_argument("--host", default="127.0.0.1")
-    run.add_argument("--port", type=int, default=8000)
-    _db_option(run)
-    run.set_defaults(func=cmd_run)
-
     ingest = commands.add_parser(
         "ingest", help="store asv results (and the fusegate sidecar) in the results store"
     )

@@ -450,3 +450,19 @@ def changepoints_table(rows: list[dict], facts: dict) -> Table:
         table.add_row(r["method"], f"{r['step']:.0%}", f"{r['recall']:.2f}", _num(r["precision"], ".2f"),
                       f"{r['false_per_100']:.1f}", f"{r['ms_per_series']:.1f}")  # fmt: skip
     return table
+
+
+def time_profile_table(rows, title: str) -> Table:
+    """``fusegate profile-time``: seconds per benchmark class, split into where its processes spent them."""
+    from gate.timeprofile import PHASES
+
+    parts = ("startup", "import", *PHASES, "measuring", "asv")
+    table = Table(title=title)
+    for col in ("what", "processes", "wall s", "share", *parts):
+        table.add_column(col, justify="left" if col == "what" else "right")
+    total = sum(r.wall_s for r in rows) or 1.0
+    for r in rows:
+        cells = [f"{r.parts[p]:.1f}" if p in r.parts else "" for p in parts]
+        table.add_row(r.name, str(r.processes or ""), f"{r.wall_s:.1f}", f"{r.wall_s / total:.0%}", *cells)
+    table.add_row("total", str(sum(r.processes for r in rows)), f"{total:.1f}", "", *[""] * len(parts))
+    return table

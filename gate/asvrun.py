@@ -1,0 +1,207 @@
+"""``asv run`` under ``fusegate run``: asv's full output to a log file, a progress line with the time left.
+
+asv's percentage counts steps (one benchmark in one round), and steps differ by minutes: the cost pass is one
+``setup_cache``. The estimate weighs each asv call by how long its benchmarks took in this machine's previous
+asv results (asv records every benchmark's and every ``setup_cache``'s duration) or, without history, by
+``DEFAULT_SECONDS`` (the quick profile on the development machine, docs/timing.md); within a call, a call of
+one round counts the steps it finished by their weights, a call of several rounds goes by asv's percentage (its
+rounds are alike). Measured over expected so far scales what is left, so a slower machine's estimate grows
+after its first steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Seconds per benchmark class of the quick profile on the 2-vCPU development machine (docs/timing.md), its
+# setup_cache included; the timed classes at 3 rounds. Used when this machine has no asv results yet.
+DEFAULT_SECONDS = {
+    "cost.Cost": 170.0,
+    "cost.CollectorCost": 20.0,
+    "collector.CollectorCheck": 20.0,
+    "collector.CollectorPaired": 60.0,
+    "hot_slice.HotSlice": 120.0,
+    "hot_slice.Paired": 90.0,
+}
+_LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
+_DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")
+
+
+def _key(name: str) -> str:
+    """The history's key of an asv step: the benchmark's name, or ``<setup_cache KEY>``."""
+    return f"<setup_cache {name.removeprefix('Setting up ')}>" if name.startswith("Setting up ") else name
+
+
+def history(results: Path, machine: str | None) -> dict[str, float]:
+    """Each step's duration in this machine's newest asv results: benchmark names, and each benchmark's
+    ``setup_cache`` (from asv's benchmarks.json) under ``<setup_cache KEY>``."""
+    folder = results / machine if machine else None
+    files = (
+        [p for p in folder.glob("*.json") if p.name != "machine.json"] if folder and folder.is_dir() else []
+    )
+    if not files:
+        return {}
+    try:
+        data = json.loads(max(files, key=lambda p: p.stat().st_mtime).read_text())
+    except (OSError, ValueError):
+        return {}
+    seconds: dict[str, float] = {}
+    columns = data.get("result_columns", [])
+    for name, values in data.get("results", {}).items():
+        duration = dict(zip(columns, values, strict=False)).get("duration")
+        if isinstance(duration, (int, float)) and duration > 0:
+            seconds[name] = float(duration)
+    for key, duration in data.get("durations", {}).items():
+        if key != "<build>" and isinstance(duration, (int, float)) and duration > 0:
+            seconds[key] = float(duration)
+    return seconds
+
+
+def _cache_keys(results: Path) -> dict[str, str]:
+    """benchmark name -> its ``<setup_cache KEY>``, from asv's benchmarks.json (empty before the first run)."""
+    try:
+        known = json.loads((results / "benchmarks.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return {
+        name: f"<setup_cache {info['setup_cache_key']}>"
+        for name, info in known.items()
+        if isinstance(info, dict) and info.get("setup_cache_key")
+    }
+
+
+def plan(pattern: str, rounds: int, results: Path, machine: str | None) -> Call:
+    """The steps of ``asv run --bench pattern -a rounds=rounds``: from this machine's newest asv results where
+    they have the benchmarks (with their ``setup_cache``), else ``DEFAULT_SECONDS`` per class (taken at 3
+    rounds for the timed classes)."""
+    seen = history(results, machine)
+    names = [k for k in seen if not k.startswith("<") and re.search(pattern, k)]
+    if names:
+        caches = _cache_keys(results)
+        steps = {k: seen[k] for k in names}
+        steps |= {caches[n]: seen[caches[n]] for n in names if caches.get(n) in seen}
+        return Call(steps, rounds)
+    scale = rounds / 3 if rounds > 1 else 1
+    return Call({k: s * scale for k, s in DEFAULT_SECONDS.items() if re.search(pattern, f"{k}.")}, rounds)
+
+
+@dataclass
+class Call:
+    """One asv call of a run: its steps' expected seconds (one round's worth times ``rounds``)."""
+
+    steps: dict[str, float]
+    rounds: int = 1
+
+    @property
+    def expected(self) -> float:
+        return sum(self.steps.values())
+
+
+@dataclass
+class Estimate:
+    """Progress over a run's asv calls: which call, how far into it, and the seconds left."""
+
+    calls: list[Call]
+    started: float = field(default_factory=time.monotonic)
+    current: int = 0
+    fraction: float = 0.0  # of the current call
+    done: set = field(default_factory=set)
+
+    def finish(self, key: str) -> None:
+        """A step asv finished: a benchmark's name or ``<setup_cache KEY>`` (a class's default covers both)."""
+        self.done.add(key)
+        self.done.add(".".join(key.split(".")[:2]))
+        call = self.calls[self.current]
+        if call.rounds == 1 and call.expected > 0:
+            self.fraction = sum(v for k, v in call.steps.items() if k in self.done) / call.expected
+
+    def percent(self, value: float) -> None:
+        if self.calls[self.current].rounds > 1:
+            self.fraction = value / 100
+
+    def next_call(self) -> None:
+        self.current, self.fraction = min(self.current + 1, len(self.calls) - 1), 0.0
+
+    def left(self) -> float:
+        elapsed = time.monotonic() - self.started
+        before = sum(c.expected for c in self.calls[: self.current])
+        so_far = before + self.fraction * self.calls[self.current].expected
+        total = sum(c.expected for c in self.calls)
+        pace = elapsed / so_far if so_far > 30 else 1.0  # a few steps in: this machine's speed
+        return max((total - so_far) * pace, 0.0)
+
+
+def run(
+    command: Sequence[str],
+    *,
+    env: dict,
+    log: Path,
+    estimate: Estimate,
+    say: Callable[[str], None],
+    status: Callable[[str], None],
+) -> int:
+    """Run one asv command, its output appended to ``log``; ``say`` gets a line per finished step, ``status``
+    the progress line (every second). Returns asv's exit code."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    last = time.monotonic()
+    current = ["starting asv"]
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(1.0):
+            elapsed = time.monotonic() - estimate.started
+            left = estimate.left()
+            status(f"{current[0]}: {elapsed / 60:.1f} min elapsed, about {left / 60:.1f} min left")
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    with open(log, "a") as out:
+        proc = subprocess.Popen(list(command), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+        def seen(text: str, *, whole: bool) -> None:
+            """A line of asv's output; asv writes a step's name before it runs and its status after, on one
+            line, so the unfinished last line says what is running now."""
+            nonlocal last
+            m = _LINE.match(text)
+            if not m:
+                return
+            message = m["message"]
+            estimate.percent(float(m["percent"]))
+            if message.startswith("Running ("):
+                current[0] = f"running {message[len('Running (') :].split('--')[0]}"
+                return
+            d = _DONE.match(message) if whole else None
+            if d:
+                now = time.monotonic()
+                estimate.finish(_key(d["name"]))
+                say(f"{d['status']:>6}  {d['name']}  {now - last:.0f} s")
+                last = now
+                current[0] = "measuring"
+            elif not whole and "=" not in message:
+                current[0] = f"running {message.split()[0]}" if message else current[0]
+
+        ticker.start()
+        try:
+            pending = ""
+            while chunk := os.read(proc.stdout.fileno(), 65536):
+                text = chunk.decode(errors="replace")
+                out.write(text)
+                out.flush()
+                *lines, pending = (pending + text).split("\n")
+                for line in lines:
+                    seen(line.rstrip("\r"), whole=True)
+                seen(pending, whole=False)
+            seen(pending, whole=True)
+            return proc.wait()
+        finally:
+            stop.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

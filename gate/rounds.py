@@ -1,0 +1,60 @@
+"""More rounds for the undecided cells only: which asv benchmarks (and parameter combinations) decide a row.
+
+``fusegate run`` and ``fusegate gate --rounds-for`` ask asv for more processes of just the benchmarks behind
+the inconclusive rows that the policy's budget (``max_rounds`` processes per cell) still allows, append their
+samples to the commit's results (``asv run --append-samples``), ingest and evaluate again, until every cell is
+decided, the budget is spent or the time allowed is up. asv selects parameter combinations by matching
+``name(param, ...)`` with the ``--bench`` regular expressions (the values as asv writes them: strings quoted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from gate.bot.report import open_cells
+
+TIME = r"hot_slice\.HotSlice\.time_update_state"
+PAIRED = r"hot_slice\.Paired\.track_ratio"
+COLLECTOR_PAIRED = r"collector\.CollectorPaired\.track_ratio"
+
+
+def _combo(benchmark: str, task: str, impl: str | None, num_envs, threads) -> str:
+    impl_re = r"'[^']+'" if impl is None else re.escape(repr(impl))
+    n = r"\d+" if num_envs is None else str(int(num_envs))
+    t = r"\d+" if threads is None else str(int(threads))
+    return rf"^{benchmark}\({re.escape(repr(task))}, {impl_re}, {n}, {t}\)$"
+
+
+def benches_for(row, baseline: str) -> list[str]:
+    """The ``asv run --bench`` patterns whose new processes add samples to ``row`` (a ComparisonOut)."""
+    kind, task, impl, n, t = row.kind, row.task, row.impl, row.num_envs, row.threads
+    if kind == "impl_vs_baseline":
+        return [_combo(PAIRED, task, impl, n, t)]
+    if kind == "best_threads":  # each side at its fastest thread count: every count can become the fastest
+        return [_combo(TIME, task, impl, n, None), _combo(TIME, task, baseline, n, None)] + (
+            [_combo(PAIRED, task, impl, n, t)] if t is not None else []
+        )
+    if kind == "head_vs_base":
+        return [_combo(TIME, task, impl, n, t)]
+    if kind == "collector_vs_baseline":
+        return [_combo(COLLECTOR_PAIRED, task, impl, n, t)]
+    if kind == "collector_head_vs_base":  # the baseline's steps come from every process it was paired in
+        return [_combo(COLLECTOR_PAIRED, task, None if impl == baseline else impl, n, t)]
+    return []
+
+
+def open_benches(comparisons: Iterable, policy: dict, machine: str | None = None) -> list[str]:
+    """Patterns for every inconclusive row on ``machine`` (all machines if None) the budget still allows."""
+    budget = int(policy.get("max_rounds", 0))
+    baseline = str(policy.get("baseline", "handwritten"))
+    patterns: dict[str, None] = {}
+    for row in open_cells(list(comparisons), budget):
+        if machine is None or row.machine == machine:
+            patterns.update(dict.fromkeys(benches_for(row, baseline)))
+    return list(patterns)
+
+
+def bench_args(patterns: Iterable[str]) -> list[str]:
+    """``--bench P`` for each pattern (asv runs what any of them matches)."""
+    return [arg for p in patterns for arg in ("--bench", p)]

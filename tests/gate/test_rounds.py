@@ -1,0 +1,80 @@
+"""More rounds for the undecided cells only: the asv selections behind each kind of row (gate.rounds)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from types import SimpleNamespace
+
+from gate import rounds
+
+TASKS, IMPLS, ENVS, THREADS = (
+    ("g1_walk", "g1_motion"),
+    ("numpy", "handwritten", "assembled"),
+    (4096, 32768),
+    (1, 2),
+)
+
+
+def _names(benchmark: str) -> list[str]:
+    """Every parameter combination's name as asv matches ``--bench`` against it (strings quoted)."""
+    return [
+        f"{benchmark}({', '.join(repr(v) for v in combo)})"
+        for combo in itertools.product(TASKS, IMPLS, ENVS, THREADS)
+    ]
+
+
+ALL = [
+    *_names("hot_slice.HotSlice.time_update_state"),
+    *_names("hot_slice.Paired.track_ratio"),
+    *_names("collector.CollectorPaired.track_ratio"),
+    *_names("cost.Cost.track_instructions"),
+]
+
+
+def _row(kind: str, impl="assembled", *, decision="inconclusive", groups=3, threads=1, machine="m1"):
+    return SimpleNamespace(kind=kind, task="g1_walk", impl=impl, baseline="handwritten", num_envs=4096,
+                           threads=threads, decision=decision, groups=groups, machine=machine)  # fmt: skip
+
+
+def _selected(patterns: list[str]) -> set[str]:
+    return {name for name in ALL if any(re.search(p, name) for p in patterns)}
+
+
+def test_each_kind_selects_exactly_the_benchmarks_behind_it():
+    def pick(row):
+        return _selected(rounds.benches_for(row, "handwritten"))
+
+    assert pick(_row("impl_vs_baseline")) == {"hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"}
+    assert pick(_row("head_vs_base", "numpy")) == {
+        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)"
+    }
+    assert pick(_row("best_threads", threads=2)) == {
+        *(f"hot_slice.HotSlice.time_update_state('g1_walk', '{i}', 4096, {t})" for i in ("assembled", "handwritten")
+          for t in THREADS),
+        "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 2)",
+    }  # fmt: skip
+    assert pick(_row("collector_vs_baseline")) == {
+        "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)"
+    }
+    # the baseline's collector steps come from every process it was paired in
+    assert pick(_row("collector_head_vs_base", "handwritten")) == {
+        f"collector.CollectorPaired.track_ratio('g1_walk', '{i}', 4096, 1)" for i in IMPLS
+    }
+    assert pick(_row("correctness")) == set()  # nothing to add: a failure is decided
+
+
+def test_only_undecided_rows_under_the_budget_on_this_machine_get_rounds():
+    rows = [
+        _row("impl_vs_baseline"),
+        _row("impl_vs_baseline", "numpy", decision="pass"),
+        _row("head_vs_base", groups=8),  # the budget is spent
+        _row("head_vs_base", "handwritten", machine="m2"),
+        _row("impl_vs_baseline"),  # the same selection once
+    ]
+    patterns = rounds.open_benches(rows, {"max_rounds": 8, "baseline": "handwritten"}, machine="m1")
+    assert _selected(patterns) == {"hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"}
+    assert len(patterns) == 1
+    assert rounds.bench_args(patterns) == ["--bench", patterns[0]]
+    everywhere = rounds.open_benches(rows, {"max_rounds": 8}, machine=None)
+    assert "hot_slice.HotSlice.time_update_state('g1_walk', 'handwritten', 4096, 1)" in _selected(everywhere)
