@@ -1,7 +1,9 @@
 """fusegate's asv suites (``benchmarks/_common.py`` has the shared setup).
 
 asv imports this package before any suite module, so ``STARTED_S`` is how long the benchmark process had been
-alive before fusegate's code ran: the interpreter's and asv's own start-up (``_common.process_record``).
+alive before fusegate's code ran: the interpreter's and asv's own start-up (``_common.process_record``). Under
+asv's forkserver (asv.conf.json ``launch_method``) a benchmark process is forked from a server that already
+imported the suites: its age counts from the fork, and its start-up and imports are 0.
 """
 
 from __future__ import annotations
@@ -20,3 +22,11 @@ def process_age() -> float | None:
 
 
 STARTED_S = process_age()
+
+
+def _forked() -> None:
+    global STARTED_S
+    STARTED_S = 0.0
+
+
+os.register_at_fork(after_in_child=_forked)

@@ -24,7 +24,6 @@ What one timing process does, and what it leaves to others (docs/timing.md has t
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -40,6 +39,14 @@ from kernels import bench, fingerprint, parity, registry
 from kernels.placement import AppliedPlacement, Placement, first_touch
 
 IMPORTED_S = benchmarks.process_age()  # the process's age once numpy, Numba and the kernels are imported
+
+
+def _forked() -> None:  # asv's forkserver: the server did the imports (benchmarks/__init__.py)
+    global IMPORTED_S
+    IMPORTED_S = 0.0
+
+
+os.register_at_fork(after_in_child=_forked)
 
 PROFILE = os.environ.get("FUSEGATE_BENCH_PROFILE", "quick")
 if PROFILE not in ("quick", "full"):
@@ -85,14 +92,21 @@ def _fused() -> list[str]:
     return [i for i in IMPLS if i not in (registry.REFERENCE, bench.BASELINE)]
 
 
-def _compared() -> list[str]:
-    """The fused implementations the policy of this tree judges against the baseline (``compare``)."""
+def policy_value(key: str, default):
+    """A key of this tree's ``fusegate-policy.toml`` (what the quick profile needs to measure), or ``default``.
+    The gate reads the policy from the base commit; this is the measured commit's, which a change to the
+    policy file makes differ only for that change."""
     import tomllib
 
     try:
-        compare = tomllib.loads((ROOT / "fusegate-policy.toml").read_text()).get("compare", _fused())
+        return tomllib.loads((ROOT / "fusegate-policy.toml").read_text()).get(key, default)
     except (OSError, ValueError):
-        return _fused()
+        return default
+
+
+def _compared() -> list[str]:
+    """The fused implementations the policy of this tree judges against the baseline (``compare``)."""
+    compare = policy_value("compare", _fused())
     return [i for i in _fused() if i in compare] or _fused()
 
 
@@ -131,25 +145,24 @@ _process: dict = {}
 
 
 def record_process(benchmark: str, task: str, impl: str, num_envs: int, threads: int) -> None:
-    """Where this benchmark process's time went, written once when it exits: start-up of the interpreter and
-    asv, imports, each timed setup phase, and its age; the rest of its life is measuring. ``fusegate
-    profile-time`` sums these records per suite. Call it from ``setup`` (asv may call setup and teardown once
-    per sample)."""
-    if benchmarks.STARTED_S is None or IMPORTED_S is None:
-        return  # no /proc: nothing to break down
-    if not _process:
-        atexit.register(_write_process)
+    """Name this benchmark process's cell for ``flush_process`` (call it from ``setup``)."""
     _process.update(benchmark=benchmark, task=task, impl=impl, num_envs=num_envs, threads=threads)
 
 
-def _write_process() -> None:
+def flush_process() -> None:
+    """Where this benchmark process's time went so far (call it from ``teardown``, which asv may run once per
+    sample): start-up of the interpreter and asv, imports, each timed setup phase, and its age; the rest of its
+    life is measuring. One small file per process under ``.asv/fusegate/<commit>/processes/``, rewritten by
+    every call, so its last state stands (asv's forkserver ends a benchmark process with ``os._exit``: no
+    exit hook runs). ``fusegate profile-time`` sums them per suite; the gate does not read them."""
     age = benchmarks.process_age()
-    if age is not None:
-        write_sidecar(
-            "process",
-            {**_process, "startup_s": benchmarks.STARTED_S, "import_s": IMPORTED_S - benchmarks.STARTED_S,
-             "phases": dict(_phases), "age_s": age},
-        )  # fmt: skip
+    if age is None or benchmarks.STARTED_S is None or IMPORTED_S is None or not _process:
+        return  # no /proc, or no cell: nothing to break down
+    record = {**_process, "pid": os.getpid(), "time": time.time(), "startup_s": benchmarks.STARTED_S,
+              "import_s": IMPORTED_S - benchmarks.STARTED_S, "phases": dict(_phases), "age_s": age}  # fmt: skip
+    directory = ROOT / ".asv" / "fusegate" / measured_commit()[:8] / "processes"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{os.getpid()}-{int(time.time() - age)}.json").write_text(json.dumps(record))
 
 
 def place() -> AppliedPlacement:

@@ -145,6 +145,9 @@ class CollectorPaired:
                 _failure(task, impl, num_envs, threads, f"{call} raised {type(exc).__name__}: {exc}")
                 raise
 
+    def teardown(self, task, impl, num_envs, threads):
+        common.flush_process()
+
     def _block(self, name: str, times: np.ndarray) -> tuple[float, np.ndarray]:
         collector, phases = self.collectors[name], np.zeros(times.shape)
         wall = 0.0

@@ -48,8 +48,11 @@ def _measure() -> dict:
         for n in scales
         if impl != registry.REFERENCE or n == common.REFERENCE_ENVS  # as timed: one scale
     ]
+    # callgrind's cache simulation roughly doubles its time; the quick profile runs it only when the policy
+    # decides on a cache metric (the full profile always: it shows every metric)
+    cache_sim = common.TRACKS or common.policy_value("cost_metric", "instructions") != "instructions"
     try:
-        result = cost.measure(cells)
+        result = cost.measure(cells, cache_sim=cache_sim)
     except cost.CostError as exc:
         for c in cells:  # the gate's rows name it (asv keeps no exception text)
             _failure(c, str(exc))

@@ -55,6 +55,9 @@ class HotSlice:
     def time_update_state(self, checked, task, impl, num_envs, threads):
         self.kernel.update_state(self.snap)
 
+    def teardown(self, checked, task, impl, num_envs, threads):
+        common.flush_process()
+
 
 if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judged by asv continuous
 
@@ -152,6 +155,9 @@ class Paired:
             name: common.checked_kernel(task, name, num_envs, threads, snap, checked)
             for name, snap in self.snaps.items()
         }
+
+    def teardown(self, checked, task, impl, num_envs, threads):
+        common.flush_process()
 
     def _sample(self, name: str, loops: int) -> float:
         kernel, snap = self.kernels[name], self.snaps[name]

@@ -143,6 +143,7 @@ def run(
     command: Sequence[str],
     *,
     env: dict,
+    cwd: Path | None = None,
     log: Path,
     estimate: Estimate,
     say: Callable[[str], None],
@@ -163,7 +164,9 @@ def run(
 
     ticker = threading.Thread(target=tick, daemon=True)
     with open(log, "a") as out:
-        proc = subprocess.Popen(list(command), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            list(command), env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
 
         def seen(text: str, *, whole: bool) -> None:
             """A line of asv's output; asv writes a step's name before it runs and its status after, on one

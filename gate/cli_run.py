@@ -11,10 +11,11 @@ import sys
 import threading
 import time
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
 
 from gate import render
-from gate.cli_store import DEFAULT_RESULTS, _db_option, _repo, _url, cmd_serve, ingest_dir
+from gate.cli_store import DEFAULT_RESULTS, _db_option, _minutes, _repo, _url, cmd_serve, ingest_dir
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
 
@@ -38,22 +39,55 @@ def _asv_machine(say) -> str | None:
     return names[0] if names else None
 
 
-def _asv_env(head: str) -> dict:
-    return {
+@dataclass(frozen=True)
+class Side:
+    """A commit asv measures and the tree it measures it in: the repository for HEAD, else a git worktree of
+    the commit under ``.fusegate/worktrees/`` whose kernels the benchmark processes import (ASV_PYTHONPATH),
+    with this interpreter's environment either way (``asv run -E existing``)."""
+
+    name: str  # "head" or "base"
+    sha: str
+    tree: Path
+    results: Path
+
+    def log(self) -> Path:
+        return Path(".fusegate") / "logs" / f"asv-{self.sha[:12]}.log"
+
+
+def _side(repo: Path, name: str, sha: str, results: Path) -> Side:
+    from gate import policy
+
+    if sha == policy.resolve(repo, "HEAD"):
+        return Side(name, sha, repo, results)
+    tree = repo / ".fusegate" / "worktrees" / sha[:12]
+    if not (tree / ".git").exists():
+        done = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", "--force", str(tree), sha],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+        if done.returncode:
+            raise ValueError(f"cannot check out {sha[:12]} to measure it: {done.stderr.strip()[-300:]}")
+    return Side(name, sha, tree, tree / ".asv" / "results")
+
+
+def _asv_env(side: Side, repo: Path) -> dict:
+    env = {
         **os.environ,
-        "ASV_COMMIT": head,
+        "ASV_COMMIT": side.sha,
         "FUSEGATE_BENCH_PROFILE": os.environ.get("FUSEGATE_BENCH_PROFILE", "quick"),
     }
+    if side.tree != repo:  # the worktree's kernels and benchmarks, not the installed ones
+        env["ASV_PYTHONPATH"] = str(side.tree)
+    return env
 
 
-def _asv_calls(calls: list, *, head: str, log: Path, console) -> float:
-    """Run asv on HEAD (this interpreter's environment) once per (extra arguments, ``asvrun.Call``) with a
-    progress line; returns the wall seconds."""
+def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
+    """Run asv on ``side`` once per (extra arguments, ``asvrun.Call``) with a progress line; returns the wall
+    seconds."""
     from gate import asvrun
 
-    run = (sys.executable, "-m", "asv", "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", head,
+    run = (sys.executable, "-m", "asv", "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", side.sha,
            "--record-samples")  # fmt: skip
     estimate = asvrun.Estimate([plan for _, plan in calls])
+    log = side.log().resolve()
     t0 = time.monotonic()
     with console.status("starting asv") as status:
         for i, (extra, _) in enumerate(calls):
@@ -61,7 +95,8 @@ def _asv_calls(calls: list, *, head: str, log: Path, console) -> float:
                 estimate.next_call()
             code = asvrun.run(
                 (*run, *extra),
-                env=_asv_env(head),
+                env=_asv_env(side, repo),
+                cwd=side.tree,
                 log=log,
                 estimate=estimate,
                 say=lambda line: console.print(f"  {line}", highlight=False),
@@ -72,13 +107,21 @@ def _asv_calls(calls: list, *, head: str, log: Path, console) -> float:
     return time.monotonic() - t0
 
 
-def _profile_calls(rounds: int, results: Path, machine: str | None) -> list:
+BASE_TIMED = r"^(hot_slice\.HotSlice|collector\.CollectorPaired)\."  # what head-vs-base rows read of a base
+
+
+def _profile_calls(rounds: int, results: Path, machine: str | None, *, base: bool = False) -> list:
+    """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell
+    (for a base, only the timed suites its head-vs-base rows read)."""
     from gate import asvrun
     from gate.ingest import bundle
 
+    calls = bundle.gate_asv_runs(rounds)
+    if base:
+        calls = [calls[0], ("--bench", BASE_TIMED, *calls[1][2:])]
     return [
         (extra, asvrun.plan(extra[1], int(extra[-1].split("=")[1]) if "-a" in extra else 1, results, machine))
-        for extra in bundle.gate_asv_runs(rounds)
+        for extra in calls
     ]
 
 
@@ -88,54 +131,122 @@ def _time_profile(results: Path, commit: str, *, since=None, total_s=None) -> li
     return timeprofile.profile(results, results.parent / "fusegate", commit, since=since, total_s=total_s)
 
 
-def _per_process(results: Path, head: str) -> dict[str, float]:
-    """Seconds per benchmark process of each timed class in HEAD's results (for the next pass's estimate)."""
+def _measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_time: bool) -> None:
+    """The quick profile on one side, then where its time went."""
+    console.print(
+        f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]} (hot slice, paired ratios, collector, cost); "
+        f"asv's output: {side.log()}",
+        soft_wrap=True,
+    )
+    since = time.time()
+    calls = _profile_calls(rounds, side.results, machine, base=side.name == "base")
+    wall = _asv_calls(calls, side=side, repo=repo, console=console)
+    rows = _time_profile(side.results, side.sha, since=since, total_s=wall)
+    if profile_time:
+        console.print(render.time_profile_table(rows, f"Where the {wall:.0f} s of asv went (seconds)"))
+    else:
+        top = ", ".join(f"{r.name} {r.wall_s:.0f} s" for r in rows[:3])
+        console.print(f"  asv took {wall:.0f} s; most: {top} (--profile-time: all of it)")
+
+
+def _per_process(results: Path, sha: str) -> dict[str, float]:
+    """Seconds per benchmark process of each timed class in the commit's results (the next pass's estimate)."""
     return {
         r.name: (r.wall_s / r.processes)
-        for r in _time_profile(results, head)
+        for r in _time_profile(results, sha)
         if r.processes and not r.name.startswith("(")
     }
 
 
 class _Judge:
-    """Ingest ``results`` and evaluate (base, head) again, as often as rounds are added."""
+    """Ingest every side's results and evaluate (base, head) again, as often as rounds are added."""
 
-    def __init__(self, args: argparse.Namespace, repo: Path, head: str, url: str, console):
-        from gate import policy
-
-        self.args, self.repo, self.head, self.url, self.console = args, repo, head, url, console
-        self.base = policy.resolve(repo, args.base) if args.base else head
-        self.policy_sha = self.base  # the policy always comes from the requested base, even without results
+    def __init__(
+        self, url: str, repo: Path, base: str, head: str, sides: list[Side], console, *, fallback: bool
+    ):
+        self.url, self.repo, self.base, self.head, self.console = url, repo, base, head, console
+        self.policy_sha = base  # the policy always comes from the requested base, even without results
+        self.sides, self.fallback = sides, fallback
         self.machines: list[str] = []
 
-    def __call__(self, *, quiet: bool = False):
+    def __call__(self, *, quiet: bool = False, extra_impls=()):
         from gate.api.schemas import EvaluationOut
         from gate.evaluate import evaluate_and_store
         from gate.store import db, queries
 
         self.machines = []
-        for machine, report in ingest_dir(self.url, Path(self.args.results)):
-            if not quiet:
-                self.console.print(
-                    f"  {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged"
-                )
-            self.machines.append(machine)
-        with db.transaction(self.url) as session:
-            if self.base != self.head and not queries.summaries(session, commit_sha=self.base):
+        for side in self.sides:
+            if not side.results.is_dir():
+                continue
+            for machine, report in ingest_dir(self.url, side.results):
                 if not quiet:
                     self.console.print(
-                        f"  base {self.args.base} ({self.base[:12]}) has no results yet: judging HEAD's kernels only"
+                        f"  {side.name} {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged"
+                    )
+                self.machines.append(machine)
+        with db.transaction(self.url) as session:
+            if (
+                self.fallback
+                and self.base != self.head
+                and not queries.summaries(session, commit_sha=self.base)
+            ):
+                if not quiet:
+                    self.console.print(
+                        f"  base {self.base[:12]} has no results yet: judging HEAD's kernels only "
+                        f"(fusegate gate --base {self.base[:12]} --measure measures both)"
                     )
                 self.base = self.head
             return EvaluationOut.model_validate(
-                evaluate_and_store(
-                    session,
-                    repo=self.repo,
-                    base_sha=self.base,
-                    head_sha=self.head,
-                    policy_sha=self.policy_sha,
-                )
+                evaluate_and_store(session, repo=self.repo, base_sha=self.base, head_sha=self.head,
+                                   policy_sha=self.policy_sha, extra_impls=extra_impls)
+            )  # fmt: skip
+
+
+def _more_rounds(judge: _Judge, evaluation, machine, deadline: float, sides: dict[str, Side], repo: Path,
+                 console, *, again: str):  # fmt: skip
+    """Add ``ROUNDS_STEP`` processes to the benchmarks behind every undecided cell the budget allows, on each
+    side that has samples in it, until the verdict is decided, the budget is spent or ``deadline`` (monotonic)
+    would pass; then say how to go on (``again``)."""
+    from gate import asvrun, rounds
+
+    while evaluation.verdict == "inconclusive":
+        todo = {
+            name: rounds.open_benches(evaluation.comparisons, evaluation.policy, machine, side=name)
+            for name in sides
+            if name == "head" or judge.base != judge.head
+        }
+        todo = {name: patterns for name, patterns in todo.items() if patterns}
+        open_rows = [c for c in evaluation.comparisons if c.decision == "inconclusive"]
+        if not todo:
+            console.print(f"  {len(open_rows)} cell(s) undecided with the policy's budget of rounds spent")
+            return evaluation
+        steps = {}
+        for name, patterns in todo.items():
+            per = _per_process(sides[name].results, sides[name].sha)
+            steps[name] = {p: ROUNDS_STEP * per.get(rounds.class_of(p), 10.0) for p in patterns}
+        expected = sum(sum(s.values()) + 15.0 for s in steps.values())  # +asv's start and the parity check
+        if time.monotonic() + expected > deadline:
+            console.print(
+                f"  {len(open_rows)} cell(s) undecided; another {ROUNDS_STEP} processes each would take about "
+                f"{expected / 60:.1f} min, past --max-minutes. To add them: [bold]{again}[/]",
+                soft_wrap=True,
             )
+            return evaluation
+        console.print(
+            f"[bold]more rounds[/]: {len(open_rows)} undecided cell(s), {ROUNDS_STEP} more processes of "
+            + ", ".join(f"{len(p)} benchmark selection(s) on {n}" for n, p in todo.items())
+            + f", about {expected / 60:.1f} min"
+        )
+        for name, patterns in todo.items():
+            extra = ("--append-samples", "-a", f"rounds={ROUNDS_STEP}", *rounds.bench_args(patterns))
+            _asv_calls([(extra, asvrun.Call(steps[name], ROUNDS_STEP))], side=sides[name], repo=repo,
+                       console=console)  # fmt: skip
+        evaluation = judge(quiet=True)
+        counts = {
+            d: sum(c.decision == d for c in evaluation.comparisons) for d in ("pass", "fail", "inconclusive")
+        }
+        console.print(f"  now {evaluation.verdict}: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
+    return evaluation
 
 
 def _continue_command(args: argparse.Namespace) -> str:
@@ -146,57 +257,18 @@ def _continue_command(args: argparse.Namespace) -> str:
         words += ["--results", args.results]
     if args.db:
         words += ["--db", args.db]
+    if args.max_minutes != 10.0:
+        words += ["--max-minutes", f"{args.max_minutes:g}"]
     if args.no_serve:
         words.append("--no-serve")
     return " ".join(words)
 
 
-def _more_rounds(args, judge: _Judge, evaluation, machine: str | None, deadline: float, console):
-    """Add ``ROUNDS_STEP`` processes to the benchmarks behind every undecided cell the budget allows, until
-    the verdict is decided, the budget is spent or ``deadline`` (monotonic) would pass; then say how to go on."""
-    from gate import asvrun, rounds
-
-    results = Path(args.results)
-    while evaluation.verdict == "inconclusive":
-        patterns = rounds.open_benches(evaluation.comparisons, evaluation.policy, machine)
-        open_rows = [c for c in evaluation.comparisons if c.decision == "inconclusive"]
-        if not patterns:
-            console.print(f"  {len(open_rows)} cell(s) undecided with the policy's budget of rounds spent")
-            return evaluation
-        per = _per_process(results, judge.head)
-        steps = {}
-        for p in patterns:
-            name = p.split("\\(")[0].lstrip("^").replace("\\", "")
-            steps[p] = ROUNDS_STEP * per.get(".".join(name.split(".")[:2]), 10.0)
-        expected = sum(steps.values()) + 15.0  # and asv's start and the parity check of the commit
-        if time.monotonic() + expected > deadline:
-            console.print(
-                f"  {len(open_rows)} cell(s) undecided; another {ROUNDS_STEP} processes each would take about "
-                f"{expected / 60:.1f} min, past --max-minutes. To add them: [bold]{_continue_command(args)}[/]",
-                soft_wrap=True,
-            )
-            return evaluation
-        console.print(
-            f"[bold]more rounds[/]: {len(open_rows)} undecided cell(s), {ROUNDS_STEP} more processes for each of "
-            f"{len(patterns)} benchmark selection(s), about {expected / 60:.1f} min"
-        )
-        extra = ("--append-samples", "-a", f"rounds={ROUNDS_STEP}", *rounds.bench_args(patterns))
-        _asv_calls(
-            [(extra, asvrun.Call(steps, ROUNDS_STEP))],
-            head=judge.head,
-            log=_log(judge.head),
-            console=console,
-        )
-        evaluation = judge(quiet=True)
-        counts = {
-            d: sum(c.decision == d for c in evaluation.comparisons) for d in ("pass", "fail", "inconclusive")
-        }
-        console.print(f"  now {evaluation.verdict}: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
-    return evaluation
-
-
-def _log(head: str) -> Path:
-    return Path(".fusegate") / "logs" / f"asv-{head[:12]}.log"
+def _print_verdict(evaluation) -> None:
+    out = render.console()
+    out.print(render.verdict_table(evaluation))
+    for line in render.verdict_lines(evaluation):
+        out.print(line)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -206,9 +278,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gate.evaluate import EXIT_CODES, Verdict
 
     started = time.monotonic()
-    deadline = started + args.max_minutes * 60
     repo = _repo()
     head = policy.resolve(repo, "HEAD")
+    base = policy.resolve(repo, args.base) if args.base else head
     console = render.console(stderr=True)
     if subprocess.run(["git", "-C", str(repo), "diff", "--quiet", "HEAD"], check=False).returncode:
         console.print(
@@ -216,41 +288,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     machine = _asv_machine(console.print)
     url = _url(args)
-    results = Path(args.results)
+    side = Side("head", head, repo, Path(args.results))
     if not (args.no_bench or args.resume):
         from kernels import cost
 
         cost.ensure_valgrind(install=True, say=console.print)
-        console.print(
-            f"[bold]1/3[/] asv quick profile on HEAD {head[:12]} (hot slice timings, paired ratios, collector, "
-            f"cost); asv's output: {_log(head)}"
-        )
-        since = time.time()
-        wall = _asv_calls(
-            _profile_calls(args.rounds, results, machine), head=head, log=_log(head), console=console
-        )
-        rows = _time_profile(results, head, since=since, total_s=wall)
-        if args.profile_time:
-            console.print(render.time_profile_table(rows, f"Where the {wall:.0f} s of asv went (seconds)"))
-        else:
-            top = ", ".join(f"{r.name} {r.wall_s:.0f} s" for r in rows[:3])
-            console.print(f"  asv took {wall:.0f} s; most: {top} (--profile-time: all of it)")
-    console.print(f"[bold]2/3[/] results into {url}")
-    judge = _Judge(args, repo, head, url, console)
+        _measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
+    console.print(f"[bold]results[/] into {url}")
+    judge = _Judge(url, repo, base, head, [side], console, fallback=True)
     evaluation = judge()
     if not args.no_bench:
-        evaluation = _more_rounds(args, judge, evaluation, machine, deadline, console)
-    out = render.console()
-    out.print(render.verdict_table(evaluation))
-    for line in render.verdict_lines(evaluation):
-        out.print(line)
+        evaluation = _more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, {"head": side},
+                                  repo, console, again=_continue_command(args))  # fmt: skip
+    _print_verdict(evaluation)
     console.print(f"  {time.monotonic() - started:.0f} s in all")
     if not args.no_serve:
         site = f"http://{args.host}:{args.port}"
         machines = judge.machines
         dashboard = f"{site}/machines/{machines[0]}" if machines else f"{site}/machines"
         console.print(
-            f"[bold]3/3[/] verdict {evaluation.verdict}; the dashboard: {dashboard} "
+            f"[bold]serving[/]: verdict {evaluation.verdict}; the dashboard: {dashboard} "
             f"(this verdict: {site}/pr/{judge.base}/{head}; the API: {site}/docs)",
             soft_wrap=True,
         )
@@ -258,6 +315,43 @@ def cmd_run(args: argparse.Namespace) -> int:
             threading.Timer(2.0, webbrowser.open, args=(dashboard,)).start()
         cmd_serve(args)
     return EXIT_CODES[Verdict(evaluation.verdict)]
+
+
+def gate_measured(args: argparse.Namespace):
+    """``fusegate gate --measure``: the quick profile on base and head where the store has no results of them
+    on this machine (each in its own tree), the verdict, then more rounds on both for undecided cells. Running
+    the same command again goes on where it stopped."""
+    from gate import policy
+    from gate.store import db, queries
+    from kernels import cost
+
+    started = time.monotonic()
+    repo = _repo()
+    base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
+    console = render.console(stderr=True)
+    machine = _asv_machine(console.print)
+    url = _url(args)
+    results = Path(args.results)
+    sides = {"head": _side(repo, "head", head, results)}
+    if base != head:
+        sides = {"base": _side(repo, "base", base, results), **sides}
+    with db.transaction(url) as session:
+        measured = {name: bool(queries.summaries(session, commit_sha=s.sha)) for name, s in sides.items()}
+    if not all(measured.values()):
+        cost.ensure_valgrind(install=True, say=console.print)
+    for name, side in sides.items():
+        if measured[name]:
+            console.print(f"  {name} {side.sha[:12]} has results in {url}: only undecided cells get rounds")
+        else:
+            _measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
+    judge = _Judge(url, repo, base, head, list(sides.values()), console, fallback=False)
+    evaluation = judge(extra_impls=args.impl)
+    again = " ".join(["fusegate", "gate", "--base", args.base, "--head", args.head, "--measure"]
+                     + (["--db", args.db] if args.db else []))  # fmt: skip
+    evaluation = _more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, sides, repo, console,
+                              again=again)  # fmt: skip
+    console.print(f"  {time.monotonic() - started:.0f} s in all")
+    return evaluation
 
 
 def cmd_profile_time(args: argparse.Namespace) -> int:
@@ -276,16 +370,6 @@ def cmd_profile_time(args: argparse.Namespace) -> int:
         title = f"Where the benchmarks of {commit[:12]} spent their time (seconds; asv results and sidecar)"
         render.console().print(render.time_profile_table(rows, title))
     return 0
-
-
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of minutes, got {text!r}")
-    return value
 
 
 def add_commands(commands) -> None:

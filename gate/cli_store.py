@@ -62,11 +62,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from gate.evaluate import EXIT_CODES, Verdict, evaluate_and_store
     from gate.store import db
 
-    url, repo, base, head = _commits(args)
-    with db.transaction(url) as session:
-        evaluation = EvaluationOut.model_validate(
-            evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl)
-        )
+    if args.measure:
+        from gate.cli_run import gate_measured
+
+        evaluation = gate_measured(args)
+    else:
+        url, repo, base, head = _commits(args)
+        with db.transaction(url) as session:
+            evaluation = EvaluationOut.model_validate(
+                evaluate_and_store(session, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl)
+            )
     if args.json:
         print(evaluation.model_dump_json(indent=2))
     else:
@@ -216,6 +221,16 @@ def _factors(text: str) -> list[float]:
     return values
 
 
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of minutes, got {text!r}")
+    return value
+
+
 def _db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
@@ -258,6 +273,16 @@ def add_commands(commands) -> None:
         help="also judge IMPL against the baseline (only adds checks)",
     )
     gate.add_argument("--json", action="store_true", help="print the evaluation as JSON (the API's schema)")
+    gate.add_argument(
+        "--measure",
+        action="store_true",
+        help="benchmark (quick profile) base and head where the store has no results of them, then add rounds "
+        "to undecided cells on both; the same command again goes on where it stopped",
+    )
+    gate.add_argument("--rounds", type=int, default=3, help="with --measure: processes per cell at first (3)")
+    gate.add_argument("--max-minutes", type=_minutes, default=15.0,
+                      help="with --measure: add rounds only while the whole command stays within this (15)")  # fmt: skip
+    gate.add_argument("--profile-time", action="store_true", help="with --measure: where the time went")
     _db_option(gate)
     gate.set_defaults(func=cmd_gate)
 

@@ -44,15 +44,26 @@ def benches_for(row, baseline: str) -> list[str]:
     return []
 
 
-def open_benches(comparisons: Iterable, policy: dict, machine: str | None = None) -> list[str]:
-    """Patterns for every inconclusive row on ``machine`` (all machines if None) the budget still allows."""
+HEAD_VS_BASE = ("head_vs_base", "collector_head_vs_base")  # rows with samples from both commits
+
+
+def open_benches(
+    comparisons: Iterable, policy: dict, machine: str | None = None, *, side: str = "head"
+) -> list[str]:
+    """Patterns for every inconclusive row on ``machine`` (all machines if None) the budget still allows: on
+    the head commit (``side="head"``), or on the base (``"base"``: only the head-vs-base rows have base samples)."""
     budget = int(policy.get("max_rounds", 0))
     baseline = str(policy.get("baseline", "handwritten"))
     patterns: dict[str, None] = {}
     for row in open_cells(list(comparisons), budget):
-        if machine is None or row.machine == machine:
+        if (machine is None or row.machine == machine) and (side == "head" or row.kind in HEAD_VS_BASE):
             patterns.update(dict.fromkeys(benches_for(row, baseline)))
     return list(patterns)
+
+
+def class_of(pattern: str) -> str:
+    """The ``module.Class`` a pattern of ``benches_for`` selects from."""
+    return ".".join(pattern.lstrip("^").split("\\(")[0].replace("\\", "").split(".")[:2])
 
 
 def bench_args(patterns: Iterable[str]) -> list[str]:

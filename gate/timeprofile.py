@@ -4,11 +4,12 @@ Two sources, both already on disk after ``asv run`` / ``asv continuous``:
 
 - asv's result file of the commit: each benchmark's wall time over all its parameter combinations and rounds
   (``duration``), each ``setup_cache``'s (one process, e.g. the cost pass) and the build's;
-- the sidecar's ``process`` records (``benchmarks/_common.record_process``): for every benchmark process, its
-  start-up (interpreter and asv, before fusegate's code ran), imports (NumPy, Numba, the kernels), each timed
-  setup phase (snapshot, parity, load: the kernel's first call, i.e. Numba's cache load or compile) and its
-  age at teardown. What is left of a process is measuring; what is left of asv's wall time beyond its
-  processes' lives is asv's own (spawning, discovery, writing results).
+- the per-process records next to the sidecar (``.asv/fusegate/<commit>/processes/``, written by
+  ``benchmarks/_common.flush_process``): for every benchmark process, its start-up (interpreter and asv, before
+  fusegate's code ran; 0 when forked from asv's forkserver), imports (NumPy, Numba, the kernels; 0 likewise),
+  each timed setup phase (snapshot, parity, load: the kernel's first call, i.e. Numba's cache load or compile)
+  and its age at its last teardown. What is left of a process is measuring; what is left of asv's wall time
+  beyond its processes' lives is asv's own (spawning, discovery, writing results).
 """
 
 from __future__ import annotations
@@ -39,15 +40,12 @@ def _result_files(results: Path, commit: str) -> list[Path]:
 
 
 def _records(sidecar: Path, commit: str) -> list[dict]:
-    path = sidecar / commit[:8] / "process.jsonl"
-    if not path.is_file():
-        return []
     out = []
-    for line in path.read_text().splitlines():
+    for path in sorted((sidecar / commit[:8] / "processes").glob("*.json")):
         try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue  # a torn last line of an interrupted run: the rest still adds up
+            out.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue  # torn by a killed process: the rest still adds up
     return out
 
 

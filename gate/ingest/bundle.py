@@ -408,6 +408,8 @@ def _cost_results(records: list[dict]) -> list[ResultRecord] | None:
         names = COST if cell.get("kind", "update_state") == "update_state" else COLLECTOR_COST
         for metric, name in names.items():
             value = cell.get(metric)
+            if value is None and not cell.get("error") and metric != "instructions":
+                continue  # counted without the cache simulation: instructions only
             ok = (
                 not cell.get("error")
                 and isinstance(value, (int, float))

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -260,22 +261,24 @@ def test_suite_runs_once_and_writes_the_sidecar(tmp_path):
         "b = hot_slice.Paired()\n"
         "b.setup({}, 'g1_walk', 'assembled', 64, 1)\n"
         "print(b.track_ratio({}, 'g1_walk', 'assembled', 64, 1))\n"
+        "b.teardown({}, 'g1_walk', 'assembled', 64, 1)\n"
     )
     env = {**os.environ, "ASV_COMMIT": "feedface" * 5, "FUSEGATE_MEMPOLICY": "local", "FUSEGATE_THREADS": "1"}
     env["FUSEGATE_BENCH_TRACKS"] = "1"
     sidecar = ROOT / ".asv" / "fusegate" / "feedface" / "paired.jsonl"
-    processes = sidecar.with_name("process.jsonl")
+    processes = sidecar.with_name("processes")
     sidecar.unlink(missing_ok=True)
-    processes.unlink(missing_ok=True)
+    shutil.rmtree(processes, ignore_errors=True)
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
     ratio = float(out.stdout)
     line = json.loads(sidecar.read_text().splitlines()[-1])
-    process = json.loads(processes.read_text())
+    (record,) = processes.glob("*.json")
+    process = json.loads(record.read_text())
     sidecar.unlink()
-    processes.unlink()
-    # where the process's time went (written at exit): start-up, imports, snapshot and load, within its life
+    shutil.rmtree(processes)
+    # where the process's time went (rewritten at each teardown): start-up, imports, snapshot and load
     assert (process["benchmark"], process["impl"], process["num_envs"]) == ("Paired", "assembled", 64)
     assert set(process["phases"]) == {"snapshot", "load"}  # parity is the setup_cache's, once per commit
     spent = process["startup_s"] + process["import_s"] + sum(process["phases"].values())

@@ -78,3 +78,20 @@ def test_only_undecided_rows_under_the_budget_on_this_machine_get_rounds():
     assert rounds.bench_args(patterns) == ["--bench", patterns[0]]
     everywhere = rounds.open_benches(rows, {"max_rounds": 8}, machine=None)
     assert "hot_slice.HotSlice.time_update_state('g1_walk', 'handwritten', 4096, 1)" in _selected(everywhere)
+
+
+def test_the_base_gets_rounds_only_for_rows_that_read_its_samples():
+    rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy"), _row("collector_head_vs_base")]
+    policy = {"max_rounds": 8, "baseline": "handwritten"}
+    assert _selected(rounds.open_benches(rows, policy, side="base")) == {
+        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)",
+        "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)",
+    }
+    assert len(_selected(rounds.open_benches(rows, policy, side="head"))) == 3
+
+
+def test_a_pattern_names_its_benchmark_class():
+    for kind, cls in (("impl_vs_baseline", "hot_slice.Paired"), ("head_vs_base", "hot_slice.HotSlice"),
+                      ("collector_vs_baseline", "collector.CollectorPaired")):  # fmt: skip
+        (pattern,) = rounds.benches_for(_row(kind), "handwritten")
+        assert rounds.class_of(pattern) == cls

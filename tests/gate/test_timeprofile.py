@@ -38,9 +38,11 @@ def _process(benchmark: str, age: float, *, startup=0.2, imports=0.5, parity=0.0
 
 
 def _sidecar(results: Path, records: list[dict]) -> None:
-    folder = results.parent / "fusegate" / SHA[:8]
+    folder = results.parent / "fusegate" / SHA[:8] / "processes"
     folder.mkdir(parents=True)
-    (folder / "process.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + '{"torn')
+    for i, r in enumerate(records):
+        (folder / f"{i}-1.json").write_text(json.dumps(r))
+    (folder / "torn-1.json").write_text('{"torn')
 
 
 def test_profile_splits_each_class_into_its_processes_parts_and_asv(tmp_path):

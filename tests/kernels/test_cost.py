@@ -192,3 +192,18 @@ def test_a_collector_step_is_measured_without_physics(tmp_path):
     assert 1e6 < step["instructions"] < 1e7
     labels = {cost.parse_dump(p.read_text())[0] for p in (tmp_path / "dumps").glob("callgrind.out.*")}
     assert {"collector:g1_walk/handwritten/16#0", "collector:g1_walk/handwritten/16#warm"} <= labels
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_without_the_cache_simulation_instructions_are_the_same_and_nothing_else_is_counted(tmp_path):
+    """The quick profile's default (policy cost_metric = instructions): callgrind without --cache-sim counts
+    the same instructions per call, leaves the cache metrics out, and says so in the result."""
+    cells = [cost.Cell(task="g1_walk", impl="handwritten", num_envs=256)]
+    with_sim, without = (cost.measure(cells, jobs=1, cache_sim=sim) for sim in (True, False))
+    (a,), (b,) = with_sim["cells"], without["cells"]
+    assert b["error"] == "" and b["instructions"] == pytest.approx(a["instructions"], rel=1e-3)
+    assert b["l1_misses"] is None and b["ll_misses"] is None and b["estimated_cycles"] is None
+    assert a["l1_misses"] > 0 and without["cache"] is None and with_sim["cache"]["LL"][0] == 8 * 1024 * 1024
+    no_sim = {"Ir": 1234}
+    assert cost.per_call(no_sim) == {"instructions": 1234, "l1_misses": None, "ll_misses": None,
+                                     "estimated_cycles": None}  # fmt: skip
