@@ -95,3 +95,27 @@ def test_a_pattern_names_its_benchmark_class():
                       ("collector_vs_baseline", "collector.CollectorPaired")):  # fmt: skip
         (pattern,) = rounds.benches_for(_row(kind), "handwritten")
         assert rounds.class_of(pattern) == cls
+
+
+def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
+    """``fusegate gate --measure``: HEAD in the repository, any other commit in a worktree of it whose kernels
+    the benchmark processes import (ASV_PYTHONPATH), the same worktree on the next call."""
+    from gate import cli_run
+    from tests.gate import gitrepo
+
+    repo = tmp_path / "repo"
+    base = gitrepo.commit(repo, policy="version = 1\n", message="base")
+    (repo / "marker.txt").write_text("head only\n")
+    gitrepo.git(repo, "add", "marker.txt")
+    head = gitrepo.commit(repo, message="head")
+    here = cli_run._side(repo, "head", head, repo / ".asv" / "results")
+    assert here.tree == repo and "ASV_PYTHONPATH" not in cli_run._asv_env(here, repo)
+    there = cli_run._side(repo, "base", base, repo / ".asv" / "results")
+    assert (
+        there.tree == repo / ".fusegate" / "worktrees" / base[:12]
+        and there.results == there.tree / ".asv" / "results"
+    )
+    assert gitrepo.git(there.tree, "rev-parse", "HEAD") == base and not (there.tree / "marker.txt").exists()
+    assert cli_run._asv_env(there, repo)["ASV_PYTHONPATH"] == str(there.tree)
+    assert cli_run._asv_env(there, repo)["ASV_COMMIT"] == base
+    assert cli_run._side(repo, "base", base, repo / ".asv" / "results") == there  # reused
