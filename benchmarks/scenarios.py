@@ -40,8 +40,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate.ingest.bundle import gate_asv_runs
-
 ROOT = Path(__file__).resolve().parents[1]
 GENERATOR = "kernels/assembled/g1_walk.py"
 
@@ -111,6 +109,10 @@ def _measure(tree: Path, sha: str, *, rounds: int, bench: str | None, env: dict)
     """asv on ``sha`` as ``fusegate run`` does it (the exact suites once, the timed ones ``rounds`` times), or
     ``bench`` at ``rounds``; the seconds it took."""
     t0 = time.perf_counter()
+    from gate.ingest.bundle import (
+        gate_asv_runs,
+    )  # not at import: asv's environments have no gate dependencies
+
     runs = [("--bench", bench, "-a", f"rounds={rounds}")] if bench else gate_asv_runs(rounds)
     for extra in runs:
         _run(

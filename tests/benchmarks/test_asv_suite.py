@@ -404,3 +404,20 @@ def test_hot_slice_setup_builds_once_per_process_though_asv_repeats_it(monkeypat
     bench.setup({}, "g1_walk", "handwritten", 64, 1)
     assert bench.kernel is first and len(built) == 1
     bench.time_update_state({}, "g1_walk", "handwritten", 64, 1)
+
+
+def test_the_suites_import_nothing_asvs_environments_lack():
+    """asv imports every module of benchmarks/ in an environment with asv.conf.json's matrix only (NumPy,
+    Numba, MuJoCo, ...): a module-level import of the gate (pydantic, SQLAlchemy) fails discovery there."""
+    import ast
+
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    allowed = {"benchmarks", "kernels", "numpy", "numba", "mujoco", "rich", "threadpoolctl", "asv_runner"}
+    allowed |= set(sys.stdlib_module_names) | {name.replace("-", "_") for name in conf["matrix"]["req"]}
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:  # module level only; a function may import what it uses
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] in allowed, f"{path.name} imports {name} at module level"
