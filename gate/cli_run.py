@@ -107,21 +107,14 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
     return time.monotonic() - t0
 
 
-BASE_TIMED = r"^(hot_slice\.HotSlice|collector\.CollectorPaired)\."  # what head-vs-base rows read of a base
-
-
-def _profile_calls(rounds: int, results: Path, machine: str | None, *, base: bool = False) -> list:
-    """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell
-    (for a base, only the timed suites its head-vs-base rows read)."""
+def _profile_calls(rounds: int, results: Path, machine: str | None) -> list:
+    """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell."""
     from gate import asvrun
     from gate.ingest import bundle
 
-    calls = bundle.gate_asv_runs(rounds)
-    if base:
-        calls = [calls[0], ("--bench", BASE_TIMED, *calls[1][2:])]
     return [
         (extra, asvrun.plan(extra[1], int(extra[-1].split("=")[1]) if "-a" in extra else 1, results, machine))
-        for extra in calls
+        for extra in bundle.gate_asv_runs(rounds)
     ]
 
 
@@ -139,7 +132,7 @@ def _measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_t
         soft_wrap=True,
     )
     since = time.time()
-    calls = _profile_calls(rounds, side.results, machine, base=side.name == "base")
+    calls = _profile_calls(rounds, side.results, machine)
     wall = _asv_calls(calls, side=side, repo=repo, console=console)
     rows = _time_profile(side.results, side.sha, since=since, total_s=wall)
     if profile_time:

@@ -13,6 +13,8 @@ Comparisons (GATE.md):
   physics, the kernel and the rest per env-step. A collector that fails to construct, to run, or to follow the
   NumPy reference's rollout is a ``correctness`` row.
 - ``collector_head_vs_base``: every policy implementation's collector step, head against base.
+- ``paired_head_vs_base``: each compared implementation's paired ratio to the baseline, head against base
+  (the ratio is measured inside one process, so the machine's changing speed cancels).
 
 Two signals back a cell (GATE.md, docs/cost.md). **Time**: the wall-time interval above, decided with false-discovery
 control. **Cost**: the exact per-call cost under callgrind (``benchmarks/cost.py``, policy ``cost_metric``) of the
@@ -214,6 +216,7 @@ def evaluate(
         if base_sha != head_sha:
             base = base_by.get((machine, placement))
             rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha, dropped=dropped)
+            rows += _paired_head_vs_base(machine, where, cells, base, policy, compare, floors)
             if base:  # without a base, the row above says so
                 rows += _head_vs_base(
                     machine, where, cells, base, policy, floors, base_sha, collector=True, dropped=dropped
@@ -643,6 +646,53 @@ def _head_vs_base(
                     reason="measured on base but not on head",
                 )
             )
+    return rows
+
+
+def _ratio_summary(num: CellSummary, den: CellSummary) -> stats.Summary:
+    """The exact summary of num / den (log units: a difference; the interval spans both ranges)."""
+    a, b = summary_of(num), summary_of(den)
+    return stats.Summary(center=a.center - b.center, se=0.0, low=a.low - b.high, high=a.high - b.low,
+                         samples=min(a.samples, b.samples), groups=min(a.groups, b.groups))  # fmt: skip
+
+
+def _paired_head_vs_base(machine, placement, cells, base, policy, compare, floors) -> list[dict]:
+    """Each compared implementation's paired ratio to the baseline, head vs base (``paired_head_vs_base``).
+
+    Each ratio is measured inside one process, alternating in milliseconds, so the machine's speed, which
+    changes between and within processes on a shared VM (docs/timing.md), cancels: its head-vs-base interval is
+    narrow where the raw times' is not. It asks whether the change made the implementation slower *relative
+    to the baseline*; the ``head_vs_base`` rows still judge each one's own time. Its cost is the ratio of the
+    two commits' cost ratios (implementation / baseline). Only commits that both have paired samples."""
+    rows = []
+    margin = policy.head_vs_base_margin
+    for (benchmark, task, impl, n, t), c in sorted(cells.items()):
+        a = (base or {}).get((PAIRED, task, impl, n, t))
+        if benchmark != PAIRED or impl not in compare or c.status != "ok" or a is None or a.status != "ok":
+            continue
+        estimate = stats.unpaired_estimate(summary_of(a), summary_of(c), margin=margin, fail_margin=margin)
+        row = _estimate_row(
+            estimate, machine=machine, kind="paired_head_vs_base", task=task, impl=impl, baseline=policy.baseline,
+            num_envs=n, threads=t, detail=placement,
+            reason=f"{impl} / {policy.baseline} paired in each process, head over base",
+        )  # fmt: skip
+        rows.append(row)
+        if policy.cost_metric == "none" or (t != 1 and not policy.cost_for_parallel):
+            continue
+        sides = [(cells_, _cost_cell(cells_, policy, task, i, n, COST)) for cells_ in (base, cells)
+                 for i in (impl, policy.baseline)]  # fmt: skip
+        found = [s for _, s in sides]
+        if any(s is None for s in found):
+            row["reason"] = _join(row["reason"], "no cost on both commits: time alone decides")
+        elif any(s.status != "ok" for s in found):
+            row["cost_error"] = "cost: " + next(s.message for s in found if s.status != "ok")
+        else:
+            fail_margin = floors.cost_fail_margin(machine, policy.cost_metric, policy.cost_margin)
+            row["cost"] = stats.exact_estimate(
+                _ratio_summary(found[0], found[1]), _ratio_summary(found[2], found[3]),
+                margin=policy.cost_margin, fail_margin=fail_margin,
+            )  # fmt: skip
+            row["cost_ratio"] = row["cost"].ratio
     return rows
 
 

@@ -29,7 +29,7 @@ def _combo(benchmark: str, task: str, impl: str | None, num_envs, threads) -> st
 def benches_for(row, baseline: str) -> list[str]:
     """The ``asv run --bench`` patterns whose new processes add samples to ``row`` (a ComparisonOut)."""
     kind, task, impl, n, t = row.kind, row.task, row.impl, row.num_envs, row.threads
-    if kind == "impl_vs_baseline":
+    if kind in ("impl_vs_baseline", "paired_head_vs_base"):
         return [_combo(PAIRED, task, impl, n, t)]
     if kind == "best_threads":  # each side at its fastest thread count: every count can become the fastest
         return [_combo(TIME, task, impl, n, None), _combo(TIME, task, baseline, n, None)] + (
@@ -44,7 +44,7 @@ def benches_for(row, baseline: str) -> list[str]:
     return []
 
 
-HEAD_VS_BASE = ("head_vs_base", "collector_head_vs_base")  # rows with samples from both commits
+HEAD_VS_BASE = ("head_vs_base", "collector_head_vs_base", "paired_head_vs_base")  # samples from both commits
 
 
 def open_benches(

@@ -19,7 +19,7 @@ class ComparisonOut(Orm):
     machine: str
     kind: str = Field(
         description="correctness | impl_vs_baseline | best_threads | head_vs_base | collector_vs_baseline | "
-        "collector_head_vs_base | machine"
+        "collector_head_vs_base | paired_head_vs_base | machine"
     )
     task: str
     num_envs: int | None

@@ -254,3 +254,33 @@ def test_the_cost_pass_record_in_the_sidecar_gives_every_metric_over_asvs_tracks
     assert math.exp(collector.center) == pytest.approx(2.5e6, rel=1e-4)
     failed = got[(bundle.COST["estimated_cycles"], "g1_motion", "assembled", 4096)]
     assert failed.status == "failed" and "SIGSEGV" in failed.message
+
+
+def test_paired_ratios_head_vs_base_pass_an_aa_and_catch_a_relative_slowdown_cost_cannot_see(
+    store_url, tmp_path, repo
+):
+    """``paired_head_vs_base``: the implementation's in-process ratio to the baseline, head over base. An A/A
+    passes (by cost: the ratio of cost ratios is 1); an assembled kernel 10% slower relative to the hand-written
+    one in time, with the same instructions, fails by time; 3% more instructions in it fails by cost."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    _ingest(store_url, _measure(tmp_path / "b", head, costs=_costs(), seed=1))
+    aa = [c for c in _evaluate(store_url, path, base, head).comparisons if c.kind == "paired_head_vs_base"]
+    assert len(aa) == 2 * 2 * 2  # the compared implementation per task, scale and thread count
+    assert all(c.decision == "pass" and c.signal == "cost" and c.cost_ratio == pytest.approx(1.0) for c in aa)
+    assert all(0.95 < c.ratio < 1.05 and c.high - c.low < 0.1 for c in aa)  # narrow: measured in one process
+
+    slower = gitrepo.commit(path, message="assembled 10% slower per call, same instructions")
+    _ingest(store_url, _measure(tmp_path / "c", slower, costs=_costs(), seed=2,
+                                paired_effect=lambda c: 1.1 if c["impl"] == "assembled" else 1.0))  # fmt: skip
+    e = _evaluate(store_url, path, base, slower)
+    failed = [c for c in e.comparisons if c.kind == "paired_head_vs_base" and c.decision == "fail"]
+    assert e.verdict == "reject" and len(failed) == 8 and all(c.signal == "time" for c in failed)
+
+    dearer = gitrepo.commit(path, message="3% more instructions in the assembled walk kernel")
+    _ingest(store_url, _measure(tmp_path / "d", dearer, seed=3,
+                                costs=_costs(lambda c: 1.03 if (c["task"], c["impl"]) == ("g1_walk", "assembled") else 1.0)))  # fmt: skip
+    by_cost = [c for c in _evaluate(store_url, path, base, dearer).comparisons
+               if c.kind == "paired_head_vs_base" and c.decision == "fail"]  # fmt: skip
+    assert {(c.task, c.signal) for c in by_cost} == {("g1_walk", "cost")}
+    assert all(c.cost_ratio == pytest.approx(1.03) for c in by_cost)

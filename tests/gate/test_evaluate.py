@@ -86,9 +86,10 @@ def test_unchanged_head_is_approved(store_url, tmp_path, repo):
     e = _evaluate(store_url, path, base, head)
     assert e.verdict == "approve", [c for c in e.comparisons if c.decision != "pass"]
     kinds = {c.kind for c in e.comparisons}
-    assert kinds == {"impl_vs_baseline", "best_threads", "head_vs_base"}
-    # 2 tasks x 2 N x 2 threads paired cells for "assembled", 4 best-thread cells, 28 head-vs-base time cells
-    assert len(e.comparisons) == 8 + 4 + 28
+    assert kinds == {"impl_vs_baseline", "best_threads", "head_vs_base", "paired_head_vs_base"}
+    # 2 tasks x 2 N x 2 threads paired cells for "assembled", 4 best-thread cells, 28 head-vs-base time cells,
+    # and the 8 paired cells head vs base (time alone here: no cost results, and they decide)
+    assert len(e.comparisons) == 8 + 4 + 28 + 8
     assert "at base" in e.policy_source and base[:12] in e.policy_source
 
 
