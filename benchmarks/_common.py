@@ -25,6 +25,7 @@ What one timing process does, and what it leaves to others (docs/timing.md has t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -218,6 +219,53 @@ def snapshot(task: str, num_envs: int, threads: int) -> dict:
         numba.set_num_threads(previous)
 
 
+def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda result: True):
+    """``compute()``'s JSON result, computed once per ``inputs`` on this machine and reused by every later
+    commit, clone and asv environment with the same inputs (``~/.cache/fusegate/results/``, or under
+    ``FUSEGATE_CACHE_DIR``; ``FUSEGATE_REUSE=0`` turns it off). For what is exact and depends only on
+    ``inputs``: the kernels' sources (``kernels._cache.source_hash`` and the cost driver's), the software
+    fingerprint, the profile's cells. ``replay(result)`` runs on a reused result (e.g. to write this commit's
+    sidecar records); a result ``keep`` refuses is not stored. Returns (result, reused)."""
+    from kernels import _cache
+
+    digest = hashlib.sha256(json.dumps({**inputs, "name": name, "kernels": _cache.source_hash(),
+                                        "driver": _driver_hash(), "software": fingerprint.software()},
+                                       sort_keys=True, default=str).encode()).hexdigest()[:24]  # fmt: skip
+    base = (
+        os.environ.get("FUSEGATE_CACHE_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fusegate"
+    )
+    path = Path(base) / "results" / f"{name}-{digest}.json"
+    if os.environ.get("FUSEGATE_REUSE", "1") != "0":
+        try:
+            result = json.loads(path.read_text())
+        except (OSError, ValueError):
+            result = None
+        if result is not None:
+            if replay is not None:
+                replay(result)
+            return result, True
+    result = compute()
+    if not keep(result):
+        return result, False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(result))
+    os.replace(partial, path)
+    return result, False
+
+
+def _driver_hash() -> str:
+    """The cost driver and the suites that measure: edited, they may measure differently."""
+    digest = hashlib.sha256()
+    for path in sorted(
+        [*(Path(kernels.__file__).parent / "cost").glob("*.py"), *Path(__file__).parent.glob("*.py")]
+    ):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _failure(task: str, impl: str, num_envs: int, threads: int, message: str) -> None:
     cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
     write_sidecar("failure", {**cell, "message": message[:2000]})
@@ -232,6 +280,19 @@ def check_parity() -> dict:
     used to repeat (the reference at 32768 envs is most of it).
     """
     cpus = len(place().cpus)
+    grid = {"tasks": TASKS, "impls": IMPLS, "envs": NUM_ENVS, "threads": [t for t in THREADS if t <= cpus]}
+
+    def replay(found: dict) -> None:  # a reused check: this commit's sidecar still names what failed
+        for key, message in found.items():
+            if message:
+                _failure(*key.split("|")[:2], *map(int, key.split("|")[2:]), message)
+
+    found, _ = reusable("parity", grid, lambda: {"|".join(map(str, k)): v for k, v in _parity(cpus).items()},
+                        replay=replay)  # fmt: skip
+    return {tuple(int(p) if p.isdigit() else p for p in k.split("|")): v for k, v in found.items()}
+
+
+def _parity(cpus: int) -> dict:
     found = {}
     for task in TASKS:
         impls = [i for i in registry.available(task) if i in IMPLS and i != registry.REFERENCE]

@@ -29,10 +29,12 @@ class HotSlice:
     params = (common.TASKS, common.IMPLS, common.NUM_ENVS, common.THREADS)
     param_names = ("task", "impl", "num_envs", "threads")
     timeout = 600
-    rounds = 2
+    # Many short processes: this VM runs at one of two speeds for seconds at a time (docs/timing.md), so a
+    # process mostly sees one; six of them per cell sample the machine where three long ones could not.
+    rounds = 6
     # A fixed count per process: asv concatenates the samples of its rounds (processes) in order, so the gate
     # can split them back into one group per process (gate/ingest/bundle.py) for its hierarchical bootstrap.
-    repeat = 15
+    repeat = 5
     warmup_time = 0.2
     setup_cache = staticmethod(common.check_parity)  # shared with Paired: one parity check per commit
 
@@ -145,6 +147,7 @@ class Paired:
     )
     param_names = ("task", "impl", "num_envs", "threads")
     timeout = 900
+    rounds = 3
     setup_cache = staticmethod(common.check_parity)
 
     def setup(self, checked, task, impl, num_envs, threads):

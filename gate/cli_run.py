@@ -107,15 +107,15 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
     return time.monotonic() - t0
 
 
-def _profile_calls(rounds: int, results: Path, machine: str | None) -> list:
-    """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell."""
+def _profile_calls(rounds: int | None, results: Path, machine: str | None) -> list:
+    """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell
+    (None: each class's own)."""
     from gate import asvrun
     from gate.ingest import bundle
 
-    return [
-        (extra, asvrun.plan(extra[1], int(extra[-1].split("=")[1]) if "-a" in extra else 1, results, machine))
-        for extra in bundle.gate_asv_runs(rounds)
-    ]
+    exact, timed = bundle.gate_asv_runs(rounds)
+    return [(exact, asvrun.plan(exact[1], 1, results, machine)),
+            (timed, asvrun.plan(timed[1], rounds or 3, results, machine))]  # fmt: skip
 
 
 def _time_profile(results: Path, commit: str, *, since=None, total_s=None) -> list:
@@ -377,8 +377,9 @@ def add_commands(commands) -> None:
     run.add_argument(
         "--rounds",
         type=int,
-        default=3,
-        help="benchmark processes per cell at first (asv -a rounds=N; default 3)",
+        default=None,
+        help="benchmark processes per timed cell at first (asv -a rounds=N; default: each suite's own, "
+        "HotSlice 6 short ones, the paired suites 3)",
     )
     run.add_argument(
         "--max-minutes",

@@ -279,7 +279,8 @@ def add_commands(commands) -> None:
         help="benchmark (quick profile) base and head where the store has no results of them, then add rounds "
         "to undecided cells on both; the same command again goes on where it stopped",
     )
-    gate.add_argument("--rounds", type=int, default=3, help="with --measure: processes per cell at first (3)")
+    gate.add_argument("--rounds", type=int, default=None,
+                      help="with --measure: processes per timed cell at first (default: each suite's own)")  # fmt: skip
     gate.add_argument("--max-minutes", type=_minutes, default=15.0,
                       help="with --measure: add rounds only while the whole command stays within this (15)")  # fmt: skip
     gate.add_argument("--profile-time", action="store_true", help="with --measure: where the time went")

@@ -369,6 +369,7 @@ def test_the_parity_check_runs_once_and_a_failing_cell_fails_its_timing_processe
     from benchmarks import _common
     from kernels.reference import g1_walk
 
+    monkeypatch.setenv("FUSEGATE_REUSE", "0")  # the reference is patched below, its sources are not
     monkeypatch.setattr(_common, "TASKS", ["g1_walk"])
     monkeypatch.setattr(_common, "NUM_ENVS", [64])
     monkeypatch.setattr(_common, "THREADS", [1])
@@ -421,3 +422,26 @@ def test_the_suites_import_nothing_asvs_environments_lack():
                 names = [node.module]
             for name in names:
                 assert name.split(".")[0] in allowed, f"{path.name} imports {name} at module level"
+
+
+def test_exact_results_are_reused_for_the_same_inputs_and_nothing_else(tmp_path, monkeypatch):
+    """``_common.reusable``: the cost pass and the parity check of identical sources and software are computed
+    once per machine; a reused result replays (this commit's sidecar records); a refused one is not kept."""
+    from benchmarks import _common
+
+    monkeypatch.setenv("FUSEGATE_CACHE_DIR", str(tmp_path))
+    calls, replayed = [], []
+
+    def compute():
+        calls.append(1)
+        return {"value": len(calls)}
+
+    assert _common.reusable("t", {"cells": [1]}, compute, replay=replayed.append) == ({"value": 1}, False)
+    assert _common.reusable("t", {"cells": [1]}, compute, replay=replayed.append) == ({"value": 1}, True)
+    assert replayed == [{"value": 1}] and len(calls) == 1
+    assert _common.reusable("t", {"cells": [2]}, compute) == ({"value": 2}, False)  # other inputs
+    assert _common.reusable("u", {}, compute, keep=lambda r: False) == ({"value": 3}, False)
+    assert _common.reusable("u", {}, compute) == ({"value": 4}, False)  # the refused one was not kept
+    monkeypatch.setenv("FUSEGATE_REUSE", "0")
+    assert _common.reusable("t", {"cells": [1]}, compute) == ({"value": 5}, False)
+    assert not list(tmp_path.rglob("*.tmp"))
