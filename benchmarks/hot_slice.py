@@ -35,7 +35,7 @@ class HotSlice:
     # A fixed count per process: asv concatenates the samples of its rounds (processes) in order, so the gate
     # can split them back into one group per process (gate/ingest/bundle.py) for its hierarchical bootstrap.
     repeat = 5
-    warmup_time = 0.2
+    warmup_time = 0.05  # setup already called the kernel (its load); a process is warm by its first sample
     setup_cache = staticmethod(common.check_parity)  # shared with Paired: one parity check per commit
 
     def setup(self, checked, task, impl, num_envs, threads):
