@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
 from types import SimpleNamespace
+
+import pytest
 
 from gate import rounds
 
@@ -119,3 +122,67 @@ def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
     assert cli_run._asv_env(there, repo)["ASV_PYTHONPATH"] == str(there.tree)
     assert cli_run._asv_env(there, repo)["ASV_COMMIT"] == base
     assert cli_run._side(repo, "base", base, repo / ".asv" / "results") == there  # reused
+
+
+def _evaluation(verdict, rows):
+    return SimpleNamespace(
+        verdict=verdict, comparisons=rows, policy={"max_rounds": 8, "baseline": "handwritten"}
+    )
+
+
+def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp_path, monkeypatch):
+    from gate import cli_run
+
+    sides = {
+        name: cli_run.Side(name, name * 20, tmp_path / name, tmp_path / name / "results")
+        for name in ("base", "head")
+    }
+    calls = []
+    monkeypatch.setattr(
+        cli_run, "_asv_calls", lambda c, *, side, repo, console: calls.append((side.name, c[0][0])) or 1.0
+    )
+    monkeypatch.setattr(
+        cli_run, "_per_process", lambda results, sha: {"hot_slice.HotSlice": 0.5, "hot_slice.Paired": 2.0}
+    )
+    verdicts = iter([_evaluation("approve", [])])
+    console = SimpleNamespace(print=lambda *a, **k: None)
+    open_rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy")]
+
+    class Judge(SimpleNamespace):
+        def __call__(self, quiet=False):
+            return next(verdicts)
+
+    judge = Judge(base="b" * 40, head="h" * 40)
+    done = cli_run._more_rounds(judge, _evaluation("inconclusive", open_rows), "m1", time.monotonic() + 600, sides,
+                                tmp_path, console, again="again")  # fmt: skip
+    assert done.verdict == "approve"
+    (base_extra,) = [extra for name, extra in calls if name == "base"]
+    (head_extra,) = [extra for name, extra in calls if name == "head"]
+    assert base_extra[:3] == ("--append-samples", "-a", f"rounds={cli_run.ROUNDS_STEP}")
+    assert _selected(list(head_extra[4::2])) == {
+        "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)",
+        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)",
+    }
+    # the base has samples in the head-vs-base row only
+    assert _selected(list(base_extra[4::2])) == {
+        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)"
+    }
+
+
+def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_path, monkeypatch):
+    from gate import cli_run
+
+    side = cli_run.Side("head", "h" * 40, tmp_path, tmp_path / "results")
+    monkeypatch.setattr(cli_run, "_asv_calls", lambda *a, **k: pytest.fail("past the deadline: nothing runs"))
+    monkeypatch.setattr(cli_run, "_per_process", lambda results, sha: {})
+    said = []
+    console = SimpleNamespace(print=lambda text, **k: said.append(text))
+    judge = SimpleNamespace(base="h" * 40, head="h" * 40)
+    undecided = _evaluation("inconclusive", [_row("impl_vs_baseline")])
+    done = cli_run._more_rounds(judge, undecided, "m1", time.monotonic() + 5, {"head": side}, tmp_path, console,
+                                again="fusegate run --continue")  # fmt: skip
+    assert done is undecided and "fusegate run --continue" in said[-1]
+    spent = _evaluation("inconclusive", [_row("impl_vs_baseline", groups=8)])
+    assert cli_run._more_rounds(judge, spent, "m1", time.monotonic() + 600, {"head": side}, tmp_path, console,
+                                again="x") is spent  # fmt: skip
+    assert "budget of rounds spent" in said[-1]
