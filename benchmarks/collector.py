@@ -128,7 +128,6 @@ class CollectorPaired:
     )
     param_names = ("task", "impl", "num_envs", "threads")
     timeout = 600
-    rounds = 3
 
     def setup(self, task, impl, num_envs, threads):
         from kernels.sim.collector import Collector

@@ -146,8 +146,7 @@ class Paired:
         common.THREADS,
     )
     param_names = ("task", "impl", "num_envs", "threads")
-    timeout = 900
-    rounds = 3
+    timeout = 900  # processes per cell: asv run -a rounds=N (gate_asv_runs: 3); asv ignores a track's rounds
     setup_cache = staticmethod(common.check_parity)
 
     def setup(self, checked, task, impl, num_envs, threads):

@@ -113,9 +113,15 @@ def _profile_calls(rounds: int | None, results: Path, machine: str | None) -> li
     from gate import asvrun
     from gate.ingest import bundle
 
-    exact, timed = bundle.gate_asv_runs(rounds)
-    return [(exact, asvrun.plan(exact[1], 1, results, machine)),
-            (timed, asvrun.plan(timed[1], rounds or 3, results, machine))]  # fmt: skip
+    return [
+        (
+            extra,
+            asvrun.plan(
+                extra[1], 1 if extra[1] == bundle.GATE_BENCH_EXACT else rounds or 3, results, machine
+            ),
+        )
+        for extra in bundle.gate_asv_runs(rounds)
+    ]
 
 
 def _time_profile(results: Path, commit: str, *, since=None, total_s=None) -> list:

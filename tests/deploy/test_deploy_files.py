@@ -51,7 +51,7 @@ def test_every_command_in_the_workflow_parses(tool):
 
 
 def test_the_workflow_measures_the_gates_suites_exact_once_and_timed_in_rounds():
-    from gate.ingest.bundle import GATE_BENCH_EXACT, GATE_BENCH_TIMED
+    from gate.ingest.bundle import GATE_BENCH_EXACT, GATE_BENCH_HOT, GATE_BENCH_PAIRED, GATE_BENCH_TIMED
 
     runs = [argv for argv in _commands("asv") if argv[0] == "continuous"]
     benches = [
@@ -60,7 +60,8 @@ def test_the_workflow_measures_the_gates_suites_exact_once_and_timed_in_rounds()
     ]
     assert benches == [
         (GATE_BENCH_EXACT, None),
-        (GATE_BENCH_TIMED, None),  # each suite's own rounds (gate_asv_runs() does the same)
+        (GATE_BENCH_HOT, None),  # its own 6 processes per cell, as gate_asv_runs() runs it
+        (GATE_BENCH_PAIRED, "rounds=3"),  # asv ignores a track's class rounds
         (GATE_BENCH_TIMED, "rounds=1"),
     ]
 

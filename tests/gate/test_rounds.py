@@ -186,3 +186,13 @@ def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_p
     assert cli_run._more_rounds(judge, spent, "m1", time.monotonic() + 600, {"head": side}, tmp_path, console,
                                 again="x") is spent  # fmt: skip
     assert "budget of rounds spent" in said[-1]
+
+
+def test_the_profile_gives_the_paired_tracks_their_rounds_explicitly():
+    """asv honours a class's ``rounds`` for timing benchmarks only: the paired suites (tracks) get ``-a``."""
+    from gate.ingest import bundle
+
+    exact, hot, paired = bundle.gate_asv_runs()
+    assert "-a" not in exact and "-a" not in hot
+    assert paired[paired.index("-a") + 1] == f"rounds={bundle.PAIRED_ROUNDS}" and bundle.PAIRED_ROUNDS >= 2
+    assert [a for a in bundle.gate_asv_runs(5)[1] if a.startswith("rounds=")] == ["rounds=5"]
