@@ -21,15 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Seconds per benchmark class of the quick profile on the 2-vCPU development machine (docs/timing.md), its
-# setup_cache included; the timed classes at 3 rounds. Used when this machine has no asv results yet.
+# Seconds per benchmark class of the quick profile on the 2-vCPU development machine (docs/timing.md, the base
+# side at 71dbaef), its setup_cache included; HotSlice in its own 6 processes per cell, the paired suites at 3.
+# Used when this machine has no asv results yet.
 DEFAULT_SECONDS = {
-    "cost.Cost": 170.0,
-    "cost.CollectorCost": 20.0,
-    "collector.CollectorCheck": 20.0,
-    "collector.CollectorPaired": 60.0,
-    "hot_slice.HotSlice": 120.0,
-    "hot_slice.Paired": 90.0,
+    "cost.Cost": 130.0,
+    "cost.CollectorCost": 1.0,
+    "collector.CollectorCheck": 15.0,
+    "collector.CollectorPaired": 25.0,
+    "hot_slice.HotSlice": 215.0,
+    "hot_slice.Paired": 50.0,
 }
 _LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
 _DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")
