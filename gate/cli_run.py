@@ -263,13 +263,6 @@ def _continue_command(args: argparse.Namespace) -> str:
     return " ".join(words)
 
 
-def _print_verdict(evaluation) -> None:
-    out = render.console()
-    out.print(render.verdict_table(evaluation))
-    for line in render.verdict_lines(evaluation):
-        out.print(line)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """The main job: quick asv suites on HEAD -> the store -> the verdict -> more rounds where undecided ->
     the service on localhost."""
@@ -299,7 +292,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_bench:
         evaluation = _more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, {"head": side},
                                   repo, console, again=_continue_command(args))  # fmt: skip
-    _print_verdict(evaluation)
+    render.print_verdict(evaluation)
     console.print(f"  {time.monotonic() - started:.0f} s in all")
     if not args.no_serve:
         site = f"http://{args.host}:{args.port}"

@@ -75,10 +75,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.json:
         print(evaluation.model_dump_json(indent=2))
     else:
-        console = render.console()
-        console.print(render.verdict_table(evaluation))
-        for line in render.verdict_lines(evaluation):
-            console.print(line)
+        render.print_verdict(evaluation)
     return EXIT_CODES[Verdict(evaluation.verdict)]
 
 

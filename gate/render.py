@@ -262,6 +262,14 @@ def verdict_table(evaluation) -> Table:
     return table
 
 
+def print_verdict(evaluation) -> None:
+    """The verdict's table and its reasons on stdout (``fusegate gate``, ``fusegate run``)."""
+    out = console()
+    out.print(verdict_table(evaluation))
+    for line in verdict_lines(evaluation):
+        out.print(line)
+
+
 def verdict_lines(evaluation) -> list[str]:
     style = _VERDICT_STYLE.get(evaluation.verdict, "")
     lines = [f"[{style}]verdict: {evaluation.verdict.upper()}[/]", *(f"  {r}" for r in evaluation.reasons)]
