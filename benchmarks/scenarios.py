@@ -109,9 +109,7 @@ def _measure(tree: Path, sha: str, *, rounds: int, bench: str | None, env: dict)
     """asv on ``sha`` as ``fusegate run`` does it (the exact suites once, the timed ones ``rounds`` times), or
     ``bench`` at ``rounds``; the seconds it took."""
     t0 = time.perf_counter()
-    from gate.ingest.bundle import (
-        gate_asv_runs,
-    )  # not at import: asv's environments have no gate dependencies
+    from gate.domain import gate_asv_runs  # not at import: asv's environments have no gate dependencies
 
     runs = [("--bench", bench, "-a", f"rounds={rounds}")] if bench else gate_asv_runs(rounds)
     for extra in runs:

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from gate import render
+from gate import git, render
 from gate.cli_store import DEFAULT_RESULTS, _repo
 
 EXIT_KEPT = 75  # EX_TEMPFAIL: results kept on disk for the next upload
@@ -68,15 +68,12 @@ def cmd_rounds(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_bench(args: argparse.Namespace) -> int:
-    from gate import policy
     from gate.bot import bench
 
     if bool(args.base) != bool(args.head):
         raise ValueError("give both --base and --head, or neither (the two newest commits of the results)")
     repo = _repo()
-    base, head = (
-        (policy.resolve(repo, args.base), policy.resolve(repo, args.head)) if args.base else (None, None)
-    )
+    base, head = (git.resolve(repo, args.base), git.resolve(repo, args.head)) if args.base else (None, None)
     row = bench.latency(results=Path(args.results), repo=repo, repeats=args.repeats, base=base, head=head)
     if args.json:
         print(json.dumps(row, indent=2))

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from gate import render
+from gate import git, render
 from gate.cli_store import DEFAULT_RESULTS, _db_option, _factors, _repo, _url
 
 
@@ -29,12 +29,11 @@ def cmd_dashboard_bench(args: argparse.Namespace) -> int:
 
 def cmd_changepoints_bench(args: argparse.Namespace) -> int:
     """Score the change-point methods on injected steps in this machine's A/A noise."""
-    from gate import policy
     from gate.dashboard import changepoints
 
     repo = _repo()
-    base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
-    if not policy.same_tree(repo, base, head):
+    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
+    if not git.same_tree(repo, base, head):
         raise ValueError(f"{args.base} and {args.head} are not the same tree: an A/A pair needs two")
     noise = changepoints.aa_noise(Path(args.results), base, head)
     methods = changepoints.with_penalties(args.penalties)

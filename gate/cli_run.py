@@ -14,7 +14,7 @@ import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate import render
+from gate import domain, git, render
 from gate.cli_store import DEFAULT_RESULTS, _db_option, _minutes, _repo, _url, cmd_serve, ingest_dir
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
@@ -55,9 +55,8 @@ class Side:
 
 
 def _side(repo: Path, name: str, sha: str, results: Path) -> Side:
-    from gate import policy
 
-    if sha == policy.resolve(repo, "HEAD"):
+    if sha == git.resolve(repo, "HEAD"):
         return Side(name, sha, repo, results)
     tree = repo / ".fusegate" / "worktrees" / sha[:12]
     if not (tree / ".git").exists():
@@ -111,16 +110,15 @@ def _profile_calls(rounds: int | None, results: Path, machine: str | None) -> li
     """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell
     (None: each class's own)."""
     from gate import asvrun
-    from gate.ingest import bundle
 
     return [
         (
             extra,
             asvrun.plan(
-                extra[1], 1 if extra[1] == bundle.GATE_BENCH_EXACT else rounds or 3, results, machine
+                extra[1], 1 if extra[1] == domain.GATE_BENCH_EXACT else rounds or 3, results, machine
             ),
         )
-        for extra in bundle.gate_asv_runs(rounds)
+        for extra in domain.gate_asv_runs(rounds)
     ]
 
 
@@ -266,13 +264,12 @@ def _continue_command(args: argparse.Namespace) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     """The main job: quick asv suites on HEAD -> the store -> the verdict -> more rounds where undecided ->
     the service on localhost."""
-    from gate import policy
-    from gate.evaluate import EXIT_CODES, Verdict
+    from gate.domain import EXIT_CODES, Verdict
 
     started = time.monotonic()
     repo = _repo()
-    head = policy.resolve(repo, "HEAD")
-    base = policy.resolve(repo, args.base) if args.base else head
+    head = git.resolve(repo, "HEAD")
+    base = git.resolve(repo, args.base) if args.base else head
     console = render.console(stderr=True)
     if subprocess.run(["git", "-C", str(repo), "diff", "--quiet", "HEAD"], check=False).returncode:
         console.print(
@@ -313,13 +310,12 @@ def gate_measured(args: argparse.Namespace):
     """``fusegate gate --measure``: the quick profile on base and head where the store has no results of them
     on this machine (each in its own tree), the verdict, then more rounds on both for undecided cells. Running
     the same command again goes on where it stopped."""
-    from gate import policy
     from gate.store import db, queries
     from kernels import cost
 
     started = time.monotonic()
     repo = _repo()
-    base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
+    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
     console = render.console(stderr=True)
     machine = _asv_machine(console.print)
     url = _url(args)
@@ -347,9 +343,8 @@ def gate_measured(args: argparse.Namespace):
 
 
 def cmd_profile_time(args: argparse.Namespace) -> int:
-    from gate import policy
 
-    commit = policy.resolve(_repo(), args.commit)
+    commit = git.resolve(_repo(), args.commit)
     rows = _time_profile(Path(args.results), commit)
     if not rows:
         raise ValueError(

@@ -8,7 +8,7 @@ import os
 import secrets
 from pathlib import Path
 
-from gate import render
+from gate import git, render
 
 DEFAULT_RESULTS = ".asv/results"
 
@@ -46,11 +46,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def _commits(args: argparse.Namespace) -> tuple[str, Path, str, str]:
     """(store URL, repository, base SHA, head SHA); ingests ``--results`` first when the command has it."""
-    from gate import policy
 
     url = _url(args)
     repo = _repo()
-    base, head = policy.resolve(repo, args.base), policy.resolve(repo, args.head)
+    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
     results = getattr(args, "results", None)
     if results and Path(results).is_dir():
         ingest_dir(url, Path(results))
@@ -59,7 +58,8 @@ def _commits(args: argparse.Namespace) -> tuple[str, Path, str, str]:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from gate.api.schemas import EvaluationOut
-    from gate.evaluate import EXIT_CODES, Verdict, evaluate_and_store
+    from gate.domain import EXIT_CODES, Verdict
+    from gate.evaluate import evaluate_and_store
     from gate.store import db
 
     if args.measure:
@@ -85,7 +85,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from gate.store import db
 
     url, repo, base, head = _commits(args)
-    if not policy.same_tree(repo, base, head) and not args.force:
+    if not git.same_tree(repo, base, head) and not args.force:
         raise ValueError(
             f"{base[:12]} and {head[:12]} have different trees: an A/A calibration measures one build twice "
             "(commit an empty commit on top and measure both); --force skips this check"

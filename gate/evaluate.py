@@ -33,14 +33,13 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from gate import policy as policies
 from gate import stats
-from gate.ingest.bundle import (
+from gate.domain import (
     COLLECTOR_CHECK,
     COLLECTOR_COST,
     COLLECTOR_PAIRED,
@@ -50,6 +49,7 @@ from gate.ingest.bundle import (
     COST_BENCHMARKS,
     PAIRED,
     TIME,
+    Verdict,
 )
 from gate.policy import Policy
 from gate.stats import Decision
@@ -58,16 +58,6 @@ from gate.store import queries
 from gate.store.models import CellSummary, now, utc
 
 log = logging.getLogger("fusegate")
-
-
-class Verdict(StrEnum):
-    APPROVE = "approve"
-    REJECT = "reject"
-    INCONCLUSIVE = "inconclusive"
-    ERROR = "error"
-
-
-EXIT_CODES = {Verdict.APPROVE: 0, Verdict.REJECT: 1, Verdict.INCONCLUSIVE: 2, Verdict.ERROR: 3}
 
 
 @dataclass(kw_only=True)

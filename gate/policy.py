@@ -6,16 +6,15 @@ it. The command line may add comparisons (``--impl``), which can only make the g
 
 from __future__ import annotations
 
-import contextlib
-import os
-import subprocess
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from gate import git
+from gate.domain import COST_METRICS
+
 POLICY_FILE = "fusegate-policy.toml"
-# The cost metrics benchmarks/cost.py tracks per cell (gate.ingest.bundle.COST names their benchmarks).
-COST_METRICS = ("instructions", "l1_misses", "ll_misses", "estimated_cycles")
+# The cost metrics benchmarks/cost.py tracks per cell (gate.ingest.domain.COST names their benchmarks).
 POLICY_VERSION = 1
 
 
@@ -157,29 +156,13 @@ def _check(source: str, name: str, value, kind) -> None:
         raise PolicyError(f"{source}: {name} must be {expected}, got {value!r}")
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
-
-
-def resolve(repo: Path, ref: str) -> str:
-    """Full SHA of a ref (branch, tag, HEAD, short SHA); a full SHA unknown to the repository passes through."""
-    if not ref or ref.startswith("-"):
-        raise PolicyError(f"{ref!r} is not a commit or ref")
-    done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    if done.returncode == 0:
-        return done.stdout.strip()
-    if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
-        return ref
-    raise PolicyError(f"cannot resolve {ref!r} to a commit in {repo}; fetch it or pass a full SHA")
-
-
 def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
     """(policy, where it came from) as of the base commit."""
-    done = _git(repo, "show", f"{base_sha}:{POLICY_FILE}")
-    if done.returncode == 0:
+    text = git.show(repo, base_sha, POLICY_FILE)
+    if text is not None:
         source = f"{POLICY_FILE} at base {base_sha[:12]}"
-        return Policy.from_toml(done.stdout, source=source), source
-    if _missing(repo, [base_sha]):
+        return Policy.from_toml(text, source=source), source
+    if git.missing(repo, [base_sha]):
         raise PolicyError(
             f"base commit {base_sha[:12]} is not in the repository at {repo}, so its policy cannot be read; "
             "fetch it (git fetch origin) or point FUSEGATE_REPO at a clone that has it"
@@ -187,45 +170,6 @@ def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
     return Policy(), f"built-in default policy ({POLICY_FILE} absent at base {base_sha[:12]})"
 
 
-def same_tree(repo: Path, a: str, b: str) -> bool:
-    trees = [_git(repo, "rev-parse", f"{sha}^{{tree}}").stdout.strip() for sha in (a, b)]
-    return bool(trees[0]) and trees[0] == trees[1]
-
-
-def _missing(repo: Path, shas: list[str]) -> list[str]:
-    return [s for s in shas if _git(repo, "cat-file", "-e", f"{s}^{{commit}}").returncode != 0]
-
-
-def fetch_missing(repo: Path, shas: list[str], *, timeout: float = 120.0) -> list[str]:
-    """Fetch the commits the service's clone does not have yet (a new PR head); returns those still missing."""
-    missing = _missing(repo, shas)
-    if missing:
-        with contextlib.suppress(subprocess.TimeoutExpired):  # what is still missing is reported below
-            subprocess.run(
-                ["git", "-C", str(repo), "fetch", "--quiet", "origin", *missing],
-                capture_output=True, check=False, timeout=timeout, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-            )  # fmt: skip
-        missing = _missing(repo, missing)
-    return missing
-
-
 def edits_policy(repo: Path, base_sha: str, head_sha: str) -> bool:
     """True when head's policy file differs from base's (the PR edits the rules that judge it)."""
-    return _git(repo, "diff", "--quiet", base_sha, head_sha, "--", POLICY_FILE).returncode == 1
-
-
-_MAINLINES: dict[tuple[str, str], list[str]] = {}
-
-
-def mainline(repo: Path, branch: str) -> list[str]:
-    """The first-parent history of ``branch``, oldest first; empty when the repository has no such branch.
-    Cached by the branch's tip, so it is read again only when the branch moves."""
-    tip = _git(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}").stdout.strip()
-    if not tip:
-        return []
-    key = (str(repo), tip)
-    if key not in _MAINLINES:
-        done = _git(repo, "rev-list", "--first-parent", "--reverse", tip)
-        _MAINLINES.clear()  # one branch tip at a time is all a service needs
-        _MAINLINES[key] = done.stdout.split() if done.returncode == 0 else []
-    return _MAINLINES[key]
+    return git.differs(repo, base_sha, head_sha, POLICY_FILE)

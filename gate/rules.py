@@ -23,8 +23,8 @@ from asv_runner.statistics import compute_stats
 from sqlalchemy.orm import Session
 
 from gate import stats
+from gate.domain import TIME
 from gate.evaluate import NoiseFloors, cost_pairs
-from gate.ingest.bundle import TIME
 from gate.policy import Policy
 from gate.stats import Decision
 from gate.store import queries

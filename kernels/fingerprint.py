@@ -1,15 +1,12 @@
 """Machine and software fingerprints recorded with every result (GATE.md, "Where results live").
 
-Read from ``/proc`` and ``/sys`` (Linux) without extra packages. ``machine_id`` hashes the parts that change
-what a benchmark can do (CPU, topology, caches, memory), not the host name, so two identical runners of a fleet
-compare as one kind of machine while their host names stay on record.
+Read from ``/proc`` and ``/sys`` (Linux) without extra packages. The gate decides which of these make two
+machines one kind (``gate.domain.machine_id``); the host name stays on record.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import platform
 import sys
@@ -97,20 +94,6 @@ def machine() -> dict:
         "ram_mb": _meminfo_kb(Path("/proc/meminfo"), "MemTotal:") // 1024,
         "kernel": platform.release(),
     }
-
-
-def machine_id(fingerprint: dict) -> str:
-    """A stable hash of what makes two machines comparable: CPU, topology and caches.
-
-    Memory sizes are recorded but not hashed: on VMs with ballooned memory a NUMA node's MemTotal drifts by
-    128 MB steps between processes (7897 / 8025 / 8153 MB within one run here), which would split one machine
-    into several. Host name and kernel are not hashed either, so identical runners compare as one kind.
-    """
-    keys = ("arch", "cpu_model", "cpu_flags", "logical_cpus", "physical_cores", "sockets", "caches")
-    payload = {k: fingerprint[k] for k in keys}
-    payload["numa_nodes"] = {node: info["cpus"] for node, info in fingerprint["numa_nodes"].items()}
-    payload = json.dumps(payload, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def software(threading_layer: str | None = None) -> dict:

@@ -9,7 +9,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
-from gate import policy
+from gate import git
 from gate.store import db, queries
 from gate.store.models import Token
 
@@ -53,6 +53,6 @@ RunnerDep = Annotated[Token, Depends(get_runner)]
 def commit_sha(request: Request, ref: str) -> str:
     """A ref of the request's path resolved in the service's repository, or 422 saying why not."""
     try:
-        return policy.resolve(request.app.state.repo, ref)
-    except policy.PolicyError as exc:
+        return git.resolve(request.app.state.repo, ref)
+    except git.RefError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None

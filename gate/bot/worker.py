@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gate import backoff
+from gate import backoff, git
 from gate import policy as policies
 from gate.api.schemas import EvaluationOut
 from gate.bot import report
@@ -147,7 +147,7 @@ class Worker:
         if job is None:
             return None
         evaluation, source, at = None, "", now()
-        missing = policies.fetch_missing(self.repo, [job.base_sha, job.head_sha])
+        missing = git.fetch_missing(self.repo, [job.base_sha, job.head_sha])
         if missing and at < job.deadline:
             raise MissingCommit(f"{', '.join(s[:12] for s in missing)} not in {self.repo} after a fetch")
         try:

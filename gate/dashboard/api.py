@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 
-from gate import policy
+from gate import git
 from gate.api.deps import ReadSessionDep
 from gate.api.schemas import Problem
 from gate.dashboard import data
@@ -83,7 +83,7 @@ def cell_history(
     branch = request.app.state.main_branch
     return found(
         data.history, session, machine=machine, **asdict(cell), limit=limit, placement=placement,
-        mainline=policy.mainline(request.app.state.repo, branch), branch=branch, find_steps=find_steps,
+        mainline=git.mainline(request.app.state.repo, branch), branch=branch, find_steps=find_steps,
     )  # fmt: skip
 
 

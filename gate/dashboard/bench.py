@@ -17,7 +17,7 @@ import numpy as np
 from gate.api.app import create_app
 from gate.api.background import serving
 from gate.evaluate import evaluate_and_store
-from gate.policy import resolve
+from gate.git import resolve
 from gate.store import db, queries, scale
 
 CELL = "task=g1_walk&impl=assembled&num_envs=4096&threads=2"

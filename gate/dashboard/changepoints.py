@@ -23,6 +23,8 @@ import numpy as np
 import ruptures
 from asv.step_detect import detect_steps, solve_potts, solve_potts_approx
 
+from gate import domain
+
 PENALTY = 2.0  # chosen with compare_methods on this machine's A/A noise (README, "Change points")
 TOLERANCE = 1  # a step found within this many commits of the true one counts as found
 
@@ -177,7 +179,7 @@ def aa_noise(results, base: str, head: str) -> np.ndarray:
             if run.commit not in centers:
                 continue
             for r in run.results:
-                if r.status == "ok" and r.benchmark in (bundle.TIME, bundle.PAIRED) and r.samples:
+                if r.status == "ok" and r.benchmark in (domain.TIME, domain.PAIRED) and r.samples:
                     key = (
                         run.machine,
                         run.placement.get("label", ""),

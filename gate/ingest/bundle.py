@@ -13,81 +13,32 @@ import itertools
 import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gate.policy import COST_METRICS
-from kernels.fingerprint import machine_id
+from gate.domain import (
+    BENCHMARKS,
+    COLLECTOR_COST,
+    COLLECTOR_PHASES,
+    COLLECTOR_STEP,
+    COST,
+    COST_BENCHMARKS,
+    COST_UNITS,
+    SIDECAR_PAIRED,
+    STATUS_ONLY,
+    SUITES,
+    ResultRecord,
+    RunRecord,
+    machine_id,
+    suite_of,
+)
 
 BUNDLE_FORMAT = 1
 ASV_RESULTS_VERSION = 2
 SIDECAR_FORMAT = 1
-# The asv benchmarks the gate reads, with their parameter names (from benchmarks.json, checked against these).
-GRID = ("task", "impl", "num_envs", "threads")
-# The cost signal (benchmarks/cost.py): one exact value per cell and metric, measured at 1 thread.
-COST = {metric: f"cost.Cost.track_{metric}" for metric in COST_METRICS}
-# The end-to-end collector (benchmarks/collector.py): its check against the reference's rollout, its paired step
-# ratio to the baseline, and the cost of its step without physics (benchmarks/cost.py).
-COLLECTOR_CHECK = "collector.CollectorCheck.track_reward_max_diff"
-COLLECTOR_PAIRED = "collector.CollectorPaired.track_ratio"
-COLLECTOR_COST = {metric: f"cost.CollectorCost.track_{metric}" for metric in COST_METRICS}
-# Derived from the ``collector_paired`` sidecar records, one sample list per process: each side's step time
-# (the baseline's from every process it was paired in), and its physics, kernel and the rest per env-step.
-COLLECTOR_STEP = "collector.CollectorPaired.step"
-COLLECTOR_PHASES = {phase: f"collector.CollectorPaired.{phase}_us" for phase in ("physics", "kernel", "rest")}
-COST_BENCHMARKS = frozenset(COST.values()) | frozenset(COLLECTOR_COST.values())
-COST_UNITS = {
-    "instructions": "instructions",
-    "l1_misses": "misses",
-    "ll_misses": "misses",
-    "estimated_cycles": "cycles",
-}
-# Benchmarks the gate reads only as passed or failed: their value is kept, their samples are not summarized
-# (a reward difference of 0 has no logarithm).
-STATUS_ONLY = frozenset({COLLECTOR_CHECK})
-BENCHMARKS = {
-    "hot_slice.HotSlice.time_update_state": GRID,
-    "hot_slice.Paired.track_ratio": GRID,
-    "hot_slice.HotSliceMetrics.track_time_vs_copy": GRID,
-    "hot_slice.HotSliceMetrics.track_cpu_util": GRID,
-    "hot_slice.JIT.track_compile_s": ("task", "impl"),
-    "hot_slice.JIT.track_cache_load_s": ("task", "impl"),
-    **{name: GRID for name in COST.values()},
-    COLLECTOR_CHECK: GRID,
-    COLLECTOR_PAIRED: GRID,
-    **{name: GRID for name in COLLECTOR_COST.values()},
-}
-# ``asv run --bench`` for what the gate decides on in the quick profile (``fusegate run``, the scenarios): the
-# exact suites are one measurement per commit (their classes say rounds = 1; asv's ``-a rounds=N`` would run
-# every track of them in N more processes for nothing), the timed ones take the rounds asked for.
-GATE_BENCH_EXACT = r"^(cost\.(Cost|CollectorCost)|collector\.CollectorCheck)\."
-GATE_BENCH_TIMED = r"^(hot_slice\.(HotSlice|Paired)|collector\.CollectorPaired)\."
-GATE_BENCH_HOT = r"^hot_slice\.HotSlice\."
-GATE_BENCH_PAIRED = r"^(hot_slice\.Paired|collector\.CollectorPaired)\."
-PAIRED_ROUNDS = 3  # asv honours a class's ``rounds`` for timing benchmarks only; tracks need ``-a rounds=N``
-
-
-def gate_asv_runs(rounds: int | None = None) -> list[tuple[str, ...]]:
-    """The ``asv run`` arguments that measure the gate's suites: the exact ones once, the timed ones in
-    ``rounds`` processes per cell, or HotSlice in its own (6 short processes) and the paired suites (asv tracks,
-    whose class ``rounds`` asv ignores) in ``PAIRED_ROUNDS``."""
-    if rounds:
-        return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}")]
-    return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_HOT),
-            ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={PAIRED_ROUNDS}")]  # fmt: skip
-
-
-PAIRED = "hot_slice.Paired.track_ratio"
-TIME = "hot_slice.HotSlice.time_update_state"
-# asv benchmarks whose samples come from sidecar records of this kind (one per benchmark process), not asv.
-SIDECAR_PAIRED = {PAIRED: "paired", COLLECTOR_PAIRED: "collector_paired"}
-# The failure records' suite per asv class whose suite is not its module.
-SUITE_OF_CLASS = {"cost.CollectorCost": "collector_cost"}
-SUITES = ("hot_slice", "cost", "collector", "collector_cost")
-
 SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -126,35 +77,6 @@ class Bundle(BaseModel):
     benchmarks: dict[str, Any] = Field(description="asv's benchmarks.json (parameter names per benchmark)")
     results: list[ResultFile] = Field(min_length=1, description="asv result files")
     sidecar: list[dict[str, Any]] = Field(description="fusegate sidecar records (.asv/fusegate/*/*.jsonl)")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResultRecord:
-    benchmark: str
-    task: str
-    impl: str
-    num_envs: int | None
-    threads: int | None
-    status: str  # ok | failed
-    unit: str
-    value: float | None
-    samples: list[list[float]]  # one list per benchmark process
-    message: str = ""  # why a failed one failed (the sidecar's failure record: asv keeps no exception text)
-
-
-@dataclass(kw_only=True)
-class RunRecord:
-    machine: str
-    asv_machine: dict
-    fingerprint: dict
-    fingerprint_hash: str
-    software: dict
-    placement: dict
-    commit: str
-    env_name: str
-    started_at: datetime
-    digest: str
-    results: list[ResultRecord] = field(default_factory=list)
 
 
 def _need(mapping: dict, key: str, kind: type | tuple[type, ...], file: str, where: str = "") -> Any:
@@ -262,12 +184,6 @@ def _cell_fields(record: dict, where: str) -> None:
         value = _need(record, key, int, where)
         if isinstance(value, bool) or value < 1:
             raise IngestError(where, key, f"must be a positive integer, got {record[key]!r}")
-
-
-def suite_of(benchmark: str) -> str:
-    """The failure records' suite of an asv benchmark: its module, or its class's entry in SUITE_OF_CLASS."""
-    module, cls = benchmark.split(".")[:2]
-    return SUITE_OF_CLASS.get(f"{module}.{cls}", module)
 
 
 def _failures(records: list[dict]) -> dict[tuple, str]:

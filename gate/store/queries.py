@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
-from gate.ingest.bundle import COST_BENCHMARKS, STATUS_ONLY, RunRecord
+from gate.domain import COST_BENCHMARKS, STATUS_ONLY, RunRecord
 from gate.store.models import (
     Calibration,
     CellSummary,

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from gate.ingest.bundle import PAIRED, TIME, ResultRecord, RunRecord
+from gate.domain import PAIRED, TIME, ResultRecord, RunRecord
 from gate.store import db, queries
 
 TASKS = ("g1_walk", "g1_motion")
@@ -109,7 +109,7 @@ def time_evaluations(
 
     from gate import policy as policies
     from gate.evaluate import evaluate
-    from gate.policy import resolve
+    from gate.git import resolve
 
     policy_commit = resolve(repo, "HEAD")
     times, cells = [], 0

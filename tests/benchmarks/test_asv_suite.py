@@ -89,7 +89,7 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
     keeps them; they are what ``fusegate run`` selects (``gate_asv_runs``)."""
     import re
 
-    from gate.ingest.bundle import GATE_BENCH_EXACT, gate_asv_runs
+    from gate.domain import GATE_BENCH_EXACT, gate_asv_runs
 
     found = {name for name in _discover(tmp_path) if name != "version"}
     cost = {

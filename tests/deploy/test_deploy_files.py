@@ -51,7 +51,7 @@ def test_every_command_in_the_workflow_parses(tool):
 
 
 def test_the_workflow_measures_the_gates_suites_exact_once_and_timed_in_rounds():
-    from gate.ingest.bundle import GATE_BENCH_EXACT, GATE_BENCH_HOT, GATE_BENCH_PAIRED, GATE_BENCH_TIMED
+    from gate.domain import GATE_BENCH_EXACT, GATE_BENCH_HOT, GATE_BENCH_PAIRED, GATE_BENCH_TIMED
 
     runs = [argv for argv in _commands("asv") if argv[0] == "continuous"]
     benches = [

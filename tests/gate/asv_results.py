@@ -16,7 +16,7 @@ from asv.results import Results
 from asv.runner import BenchmarkResult
 
 from benchmarks import _common
-from gate.ingest import bundle
+from gate import domain
 
 GRID_PARAMS = {
     "task": ["g1_walk", "g1_motion"],
@@ -33,46 +33,46 @@ REPEAT = 10  # samples per asv round (process) of the timing benchmark, as bench
 def benchmarks_json() -> dict:
     def grid(impls):
         params = dict(GRID_PARAMS, impl=impls)
-        return [[repr(v) for v in params[name]] for name in bundle.GRID]
+        return [[repr(v) for v in params[name]] for name in domain.GRID]
 
     cost_grid = [[repr(v) for v in GRID_PARAMS["task"]], [repr(v) for v in GRID_PARAMS["impl"]],
                  [repr(v) for v in GRID_PARAMS["num_envs"]], ["1"]]  # fmt: skip
     costs = {
-        name: {"name": name, "param_names": list(bundle.GRID), "params": cost_grid, "unit": metric,
+        name: {"name": name, "param_names": list(domain.GRID), "params": cost_grid, "unit": metric,
                "type": "track", "version": "1"}
-        for metric, name in bundle.COST.items()
+        for metric, name in domain.COST.items()
     }  # fmt: skip
     collector_grid = [[repr(v) for v in GRID_PARAMS["task"]], [repr(v) for v in GRID_PARAMS["impl"]],
                       [repr(v) for v in COLLECTOR_ENVS], ["1"]]  # fmt: skip
     collector = {
-        name: {"name": name, "param_names": list(bundle.GRID), "params": collector_grid, "unit": metric,
+        name: {"name": name, "param_names": list(domain.GRID), "params": collector_grid, "unit": metric,
                "type": "track", "version": "1"}
-        for metric, name in bundle.COLLECTOR_COST.items()
+        for metric, name in domain.COLLECTOR_COST.items()
     }  # fmt: skip
-    collector[bundle.COLLECTOR_CHECK] = {
-        "name": bundle.COLLECTOR_CHECK, "param_names": list(bundle.GRID), "params": collector_grid,
+    collector[domain.COLLECTOR_CHECK] = {
+        "name": domain.COLLECTOR_CHECK, "param_names": list(domain.GRID), "params": collector_grid,
         "unit": "reward", "type": "track", "version": "1",
     }  # fmt: skip
-    collector[bundle.COLLECTOR_PAIRED] = {
-        "name": bundle.COLLECTOR_PAIRED, "param_names": list(bundle.GRID),
+    collector[domain.COLLECTOR_PAIRED] = {
+        "name": domain.COLLECTOR_PAIRED, "param_names": list(domain.GRID),
         "params": [collector_grid[0], [repr(i) for i in PAIRED_IMPLS], *collector_grid[2:]],
         "unit": "ratio", "type": "track", "version": "1",
     }  # fmt: skip
     return {
         **costs,
         **collector,
-        bundle.TIME: {
-            "name": bundle.TIME,
-            "param_names": list(bundle.GRID),
+        domain.TIME: {
+            "name": domain.TIME,
+            "param_names": list(domain.GRID),
             "params": grid(GRID_PARAMS["impl"]),
             "unit": "seconds",
             "type": "time",
             "version": "1",
             "repeat": REPEAT,
         },
-        bundle.PAIRED: {
-            "name": bundle.PAIRED,
-            "param_names": list(bundle.GRID),
+        domain.PAIRED: {
+            "name": domain.PAIRED,
+            "param_names": list(domain.GRID),
             "params": grid(PAIRED_IMPLS),
             "unit": "ratio",
             "type": "track",
@@ -122,13 +122,13 @@ def write(
     for (task, impl, n, t), message in (messages or {}).items():
         record = {"task": task, "impl": impl, "num_envs": n, "threads": t, "message": message}
         lines.append(_common.sidecar_line("failure", record, commit=commit, env=env, applied=applied))
-    for name, impls in ((bundle.TIME, GRID_PARAMS["impl"]), (bundle.PAIRED, PAIRED_IMPLS)):
+    for name, impls in ((domain.TIME, GRID_PARAMS["impl"]), (domain.PAIRED, PAIRED_IMPLS)):
         params = dict(GRID_PARAMS, impl=impls)
         values, samples = [], []
-        for combo in itertools.product(*(params[n] for n in bundle.GRID)):
-            cell = dict(zip(bundle.GRID, combo, strict=True))
+        for combo in itertools.product(*(params[n] for n in domain.GRID)):
+            cell = dict(zip(domain.GRID, combo, strict=True))
             key = tuple(combo)
-            if name == bundle.TIME:
+            if name == domain.TIME:
                 s = times(cell)
                 if key in failed:
                     values.append(None)
@@ -160,11 +160,11 @@ def write(
         )
         results.add_result(benchmarks[name], result, record_samples=True)
     if costs is not None:
-        _write_costs(results, benchmarks, costs, bundle.COST, GRID_PARAMS["num_envs"])
+        _write_costs(results, benchmarks, costs, domain.COST, GRID_PARAMS["num_envs"])
     if collector is not None:
         _write_collector(results, benchmarks, lines, collector, collector_failed or {}, commit, env, applied)
     if collector_costs is not None:
-        _write_costs(results, benchmarks, collector_costs, bundle.COLLECTOR_COST, COLLECTOR_ENVS)
+        _write_costs(results, benchmarks, collector_costs, domain.COLLECTOR_COST, COLLECTOR_ENVS)
     results.save(str(results_dir))
     with open(sidecar / "records.jsonl", "a") as f:
         f.writelines(json.dumps(line) + "\n" for line in lines)
@@ -185,7 +185,7 @@ def _track(results: Results, benchmark: dict, values: list) -> None:
 
 def _write_costs(results: Results, benchmarks: dict, costs, names: dict, scales: list) -> None:
     combos = list(itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], scales, [1]))
-    measured = [costs(dict(zip(bundle.GRID, combo, strict=True))) for combo in combos]
+    measured = [costs(dict(zip(domain.GRID, combo, strict=True))) for combo in combos]
     for metric, name in names.items():
         values = [
             None if m == "failed" else float("nan") if m is None else float(m[metric]) for m in measured
@@ -202,7 +202,7 @@ def _write_collector(results, benchmarks, lines, collector, failed: dict, commit
     checks = itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], COLLECTOR_ENVS, [1])
     _track(
         results,
-        benchmarks[bundle.COLLECTOR_CHECK],
+        benchmarks[domain.COLLECTOR_CHECK],
         [None if (t, i) in failed else 0.0 for t, i, _, _ in checks],
     )
     values = []
@@ -218,4 +218,4 @@ def _write_collector(results, benchmarks, lines, collector, failed: dict, commit
             lines.append(
                 _common.sidecar_line("collector_paired", record, commit=commit, env=env, applied=applied)
             )
-    _track(results, benchmarks[bundle.COLLECTOR_PAIRED], values)
+    _track(results, benchmarks[domain.COLLECTOR_PAIRED], values)

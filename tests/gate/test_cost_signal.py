@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.ingest import bundle
+from gate import domain
 from gate.stats import InsufficientData, Summary, exact, exact_estimate
 from tests.gate import gitrepo
 from tests.gate.test_evaluate import POLICY, _by_decision, _evaluate, _measure
@@ -158,7 +158,7 @@ def test_the_cost_benchmarks_are_ingested_as_exact_cells(store_url, tmp_path):
         cells = [
             c
             for *_, c in queries.summaries(session, commit_sha=commit)
-            if c.benchmark in bundle.COST.values()
+            if c.benchmark in domain.COST.values()
         ]
     assert len(cells) == 4 * 2 * 4 * 2  # metrics x tasks x impls x scales, at 1 thread
     assert all(c.status == "ok" and c.threads == 1 and c.se == 0 and c.low == c.high for c in cells)
@@ -242,17 +242,17 @@ def test_the_cost_pass_record_in_the_sidecar_gives_every_metric_over_asvs_tracks
         got = {
             (c.benchmark, c.task, c.impl, c.num_envs): c
             for *_, c in queries.summaries(session, commit_sha=commit)
-            if c.benchmark in bundle.COST_BENCHMARKS
+            if c.benchmark in domain.COST_BENCHMARKS
         }
     # the record's cells only (asv's tracks of the same commit are not read); without the cache simulation a
     # cell has its instructions and nothing else
     assert len(got) == 4 * 3 + 1
-    assert (bundle.COST["l1_misses"], "g1_motion", "handwritten", 4096) not in got
-    l1 = got[(bundle.COST["l1_misses"], "g1_walk", "assembled", 4096)]
+    assert (domain.COST["l1_misses"], "g1_motion", "handwritten", 4096) not in got
+    l1 = got[(domain.COST["l1_misses"], "g1_walk", "assembled", 4096)]
     assert math.exp(l1.center) == pytest.approx(1.0e5, rel=1e-4)  # stored as log(1 + x)
-    collector = got[(bundle.COLLECTOR_COST["instructions"], "g1_walk", "handwritten", 64)]
+    collector = got[(domain.COLLECTOR_COST["instructions"], "g1_walk", "handwritten", 64)]
     assert math.exp(collector.center) == pytest.approx(2.5e6, rel=1e-4)
-    failed = got[(bundle.COST["estimated_cycles"], "g1_motion", "assembled", 4096)]
+    failed = got[(domain.COST["estimated_cycles"], "g1_motion", "assembled", 4096)]
     assert failed.status == "failed" and "SIGSEGV" in failed.message
 
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.policy import POLICY_FILE, Policy, PolicyError, read_from_base, resolve
+from gate.git import RefError, resolve
+from gate.policy import POLICY_FILE, Policy, PolicyError, read_from_base
 from tests.gate import gitrepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,5 +81,5 @@ def test_an_unknown_base_cannot_be_judged(tmp_path):
 @pytest.mark.parametrize("ref", ["--output=/tmp/x", "-h", "", "no-such-branch"])
 def test_refs_that_are_options_or_unknown_are_refused(tmp_path, ref):
     gitrepo.commit(tmp_path)
-    with pytest.raises(PolicyError):
+    with pytest.raises(RefError):
         resolve(tmp_path, ref)

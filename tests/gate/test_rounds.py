@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gate import rounds
+from gate import domain, rounds
 
 TASKS, IMPLS, ENVS, THREADS = (
     ("g1_walk", "g1_motion"),
@@ -190,9 +190,8 @@ def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_p
 
 def test_the_profile_gives_the_paired_tracks_their_rounds_explicitly():
     """asv honours a class's ``rounds`` for timing benchmarks only: the paired suites (tracks) get ``-a``."""
-    from gate.ingest import bundle
 
-    exact, hot, paired = bundle.gate_asv_runs()
+    exact, hot, paired = domain.gate_asv_runs()
     assert "-a" not in exact and "-a" not in hot
-    assert paired[paired.index("-a") + 1] == f"rounds={bundle.PAIRED_ROUNDS}" and bundle.PAIRED_ROUNDS >= 2
-    assert [a for a in bundle.gate_asv_runs(5)[1] if a.startswith("rounds=")] == ["rounds=5"]
+    assert paired[paired.index("-a") + 1] == f"rounds={domain.PAIRED_ROUNDS}" and domain.PAIRED_ROUNDS >= 2
+    assert [a for a in domain.gate_asv_runs(5)[1] if a.startswith("rounds=")] == ["rounds=5"]

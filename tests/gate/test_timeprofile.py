@@ -150,7 +150,7 @@ def test_estimate_scales_what_is_left_by_this_machines_pace():
 
 
 def test_plan_takes_this_machines_history_else_the_defaults(tmp_path):
-    from gate.ingest.bundle import GATE_BENCH_EXACT, GATE_BENCH_TIMED
+    from gate.domain import GATE_BENCH_EXACT, GATE_BENCH_TIMED
 
     results = _results(tmp_path, {"hot_slice.HotSlice.time_update_state": 40.0, "cost.Cost.track_x": 2.0},
                        {"_common:140": 4.0, "cost:32": 30.0})  # fmt: skip

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import kernels
+from gate import domain
 from kernels import fingerprint
 from kernels.placement import (
     MemPolicy,
@@ -140,9 +141,9 @@ def test_machine_fingerprint_fields():
     assert m["ram_mb"] > 0
     assert sum(len(n["cpus"]) for n in m["numa_nodes"].values()) == m["logical_cpus"]
     assert any(c["level"] == 1 for c in m["caches"])
-    assert fingerprint.machine_id(m) == fingerprint.machine_id(fingerprint.machine())
+    assert domain.machine_id(m) == domain.machine_id(fingerprint.machine())
     other = {**m, "cpu_model": m["cpu_model"] + " (other)"}
-    assert fingerprint.machine_id(other) != fingerprint.machine_id(m)
+    assert domain.machine_id(other) != domain.machine_id(m)
 
 
 def test_software_fingerprint_fields():
@@ -151,29 +152,6 @@ def test_software_fingerprint_fields():
         assert s[key] and s[key] != "not installed", key
     assert s["threading_layer"] == "omp"
     assert s["valgrind"]  # a version, or "not installed": never missing from the record
-
-
-def test_machine_id_ignores_drifting_node_memory(tmp_path, monkeypatch):
-    """Ballooned VMs report a node MemTotal that moves by 128 MB between processes: one machine, one id."""
-    ids, recorded = set(), set()
-    for mb in (7897, 8025, 8153):
-        root = tmp_path / str(mb)
-        for node in numa_nodes():
-            (root / f"node{node}").mkdir(parents=True)
-            (root / f"node{node}" / "meminfo").write_text(
-                f"Node {node} MemTotal:       {mb * 1024} kB\nNode {node} MemFree: 1 kB\n"
-            )
-        monkeypatch.setattr(fingerprint, "_NODE_ROOT", root)
-        m = fingerprint.machine()
-        recorded.add(next(iter(m["numa_nodes"].values()))["memory_mb"])
-        ids.add(fingerprint.machine_id(m))
-    assert recorded == {7897, 8025, 8153}  # still on record
-    assert len(ids) == 1
-    m = fingerprint.machine()
-    moved = {**m, "numa_nodes": {"0": {"cpus": [0], "memory_mb": 1}, "1": {"cpus": [1], "memory_mb": 1}}}
-    assert fingerprint.machine_id(moved) != fingerprint.machine_id(
-        m
-    )  # CPUs moving between nodes still counts
 
 
 def test_first_touch_at_random_offsets_copies_exactly_at_cache_line_offsets_that_vary():

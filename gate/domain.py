@@ -1,0 +1,138 @@
+"""The gate's vocabulary, shared by every layer: the asv benchmarks it reads (their names and parameters), the
+records a validated upload becomes, what makes two machines one kind, and the verdicts it answers.
+
+Pure data and functions: no I/O, no store, no web framework, nothing from ``kernels`` (the gate never imports
+the code it judges).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+# The cost signal's metrics (callgrind): instructions, simulated cache misses and their cycle estimate.
+COST_METRICS = ("instructions", "l1_misses", "ll_misses", "estimated_cycles")
+# The asv benchmarks the gate reads, with their parameter names (from benchmarks.json, checked against these).
+GRID = ("task", "impl", "num_envs", "threads")
+# The cost signal (benchmarks/cost.py): one exact value per cell and metric, measured at 1 thread.
+COST = {metric: f"cost.Cost.track_{metric}" for metric in COST_METRICS}
+# The end-to-end collector (benchmarks/collector.py): its check against the reference's rollout, its paired step
+# ratio to the baseline, and the cost of its step without physics (benchmarks/cost.py).
+COLLECTOR_CHECK = "collector.CollectorCheck.track_reward_max_diff"
+COLLECTOR_PAIRED = "collector.CollectorPaired.track_ratio"
+COLLECTOR_COST = {metric: f"cost.CollectorCost.track_{metric}" for metric in COST_METRICS}
+# Derived from the ``collector_paired`` sidecar records, one sample list per process: each side's step time
+# (the baseline's from every process it was paired in), and its physics, kernel and the rest per env-step.
+COLLECTOR_STEP = "collector.CollectorPaired.step"
+COLLECTOR_PHASES = {phase: f"collector.CollectorPaired.{phase}_us" for phase in ("physics", "kernel", "rest")}
+COST_BENCHMARKS = frozenset(COST.values()) | frozenset(COLLECTOR_COST.values())
+COST_UNITS = {
+    "instructions": "instructions",
+    "l1_misses": "misses",
+    "ll_misses": "misses",
+    "estimated_cycles": "cycles",
+}
+# Benchmarks the gate reads only as passed or failed: their value is kept, their samples are not summarized
+# (a reward difference of 0 has no logarithm).
+STATUS_ONLY = frozenset({COLLECTOR_CHECK})
+BENCHMARKS = {
+    "hot_slice.HotSlice.time_update_state": GRID,
+    "hot_slice.Paired.track_ratio": GRID,
+    "hot_slice.HotSliceMetrics.track_time_vs_copy": GRID,
+    "hot_slice.HotSliceMetrics.track_cpu_util": GRID,
+    "hot_slice.JIT.track_compile_s": ("task", "impl"),
+    "hot_slice.JIT.track_cache_load_s": ("task", "impl"),
+    **{name: GRID for name in COST.values()},
+    COLLECTOR_CHECK: GRID,
+    COLLECTOR_PAIRED: GRID,
+    **{name: GRID for name in COLLECTOR_COST.values()},
+}
+# ``asv run --bench`` for what the gate decides on in the quick profile (``fusegate run``, the scenarios): the
+# exact suites are one measurement per commit (their classes say rounds = 1; asv's ``-a rounds=N`` would run
+# every track of them in N more processes for nothing), the timed ones take the rounds asked for.
+GATE_BENCH_EXACT = r"^(cost\.(Cost|CollectorCost)|collector\.CollectorCheck)\."
+GATE_BENCH_TIMED = r"^(hot_slice\.(HotSlice|Paired)|collector\.CollectorPaired)\."
+GATE_BENCH_HOT = r"^hot_slice\.HotSlice\."
+GATE_BENCH_PAIRED = r"^(hot_slice\.Paired|collector\.CollectorPaired)\."
+PAIRED_ROUNDS = 3  # asv honours a class's ``rounds`` for timing benchmarks only; tracks need ``-a rounds=N``
+
+
+def gate_asv_runs(rounds: int | None = None) -> list[tuple[str, ...]]:
+    """The ``asv run`` arguments that measure the gate's suites: the exact ones once, the timed ones in
+    ``rounds`` processes per cell, or HotSlice in its own (6 short processes) and the paired suites (asv tracks,
+    whose class ``rounds`` asv ignores) in ``PAIRED_ROUNDS``."""
+    if rounds:
+        return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}")]
+    return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_HOT),
+            ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={PAIRED_ROUNDS}")]  # fmt: skip
+
+
+PAIRED = "hot_slice.Paired.track_ratio"
+TIME = "hot_slice.HotSlice.time_update_state"
+# asv benchmarks whose samples come from sidecar records of this kind (one per benchmark process), not asv.
+SIDECAR_PAIRED = {PAIRED: "paired", COLLECTOR_PAIRED: "collector_paired"}
+# The failure records' suite per asv class whose suite is not its module.
+SUITE_OF_CLASS = {"cost.CollectorCost": "collector_cost"}
+SUITES = ("hot_slice", "cost", "collector", "collector_cost")
+
+
+def suite_of(benchmark: str) -> str:
+    """The failure records' suite of an asv benchmark: its module, or its class's entry in SUITE_OF_CLASS."""
+    module, cls = benchmark.split(".")[:2]
+    return SUITE_OF_CLASS.get(f"{module}.{cls}", module)
+
+
+class Verdict(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+    INCONCLUSIVE = "inconclusive"
+    ERROR = "error"
+
+
+EXIT_CODES = {Verdict.APPROVE: 0, Verdict.REJECT: 1, Verdict.INCONCLUSIVE: 2, Verdict.ERROR: 3}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultRecord:
+    benchmark: str
+    task: str
+    impl: str
+    num_envs: int | None
+    threads: int | None
+    status: str  # ok | failed
+    unit: str
+    value: float | None
+    samples: list[list[float]]  # one list per benchmark process
+    message: str = ""  # why a failed one failed (the sidecar's failure record: asv keeps no exception text)
+
+
+@dataclass(kw_only=True)
+class RunRecord:
+    machine: str
+    asv_machine: dict
+    fingerprint: dict
+    fingerprint_hash: str
+    software: dict
+    placement: dict
+    commit: str
+    env_name: str
+    started_at: datetime
+    digest: str
+    results: list[ResultRecord] = field(default_factory=list)
+
+
+def machine_id(fingerprint: dict) -> str:
+    """A stable hash of what makes two machines comparable: CPU, topology and caches.
+
+    Memory sizes are recorded but not hashed: on VMs with ballooned memory a NUMA node's MemTotal drifts by
+    128 MB steps between processes (7897 / 8025 / 8153 MB within one run here), which would split one machine
+    into several. Host name and kernel are not hashed either, so identical runners compare as one kind.
+    """
+    keys = ("arch", "cpu_model", "cpu_flags", "logical_cpus", "physical_cores", "sockets", "caches")
+    payload = {k: fingerprint[k] for k in keys}
+    payload["numa_nodes"] = {node: info["cpus"] for node, info in fingerprint["numa_nodes"].items()}
+    payload = json.dumps(payload, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
