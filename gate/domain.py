@@ -136,3 +136,45 @@ def machine_id(fingerprint: dict) -> str:
     payload["numa_nodes"] = {node: info["cpus"] for node, info in fingerprint["numa_nodes"].items()}
     payload = json.dumps(payload, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparisonRecord:
+    """One judged cell of an evaluation (``gate.api.schemas.ComparisonOut`` on the wire)."""
+
+    machine: str
+    kind: str
+    task: str
+    num_envs: int | None
+    threads: int | None
+    impl: str
+    baseline: str
+    detail: str
+    ratio: float | None
+    low: float | None
+    high: float | None
+    margin: float
+    p_value: float | None
+    q_value: float | None
+    samples: int
+    groups: int
+    decision: str
+    signal: str
+    cost_ratio: float | None
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationRecord:
+    """A stored verdict for (base, head), what the routes, the dashboard, the bot and the CLI work with."""
+
+    id: int
+    base_sha: str
+    head_sha: str
+    verdict: str
+    policy_source: str
+    policy: dict
+    reasons: list[str]
+    created_at: datetime
+    comparisons: list[ComparisonRecord]
+    stale: bool = False  # results of base or head arrived after this evaluation started

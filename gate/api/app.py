@@ -11,9 +11,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from gate.api.routes import evaluations, github, health, machines, pulls, runs
-from gate.api.settings import Settings
 from gate.dashboard import api as dashboard_api
 from gate.dashboard import pages
+from gate.settings import Settings
 from gate.store import db
 
 log = logging.getLogger("fusegate")
@@ -78,7 +78,7 @@ def create_app(
     app.state.webhook_secret = (
         settings.github_webhook_secret.get_secret_value() if settings.github_webhook_secret else ""
     )
-    db.upgrade(url)
+    db.check(url)  # migrations are a step before the service (fusegate db upgrade), not a side effect here
     for router in (
         health.router,
         runs.router,

@@ -1,4 +1,4 @@
-"""Serve an ASGI app under uvicorn on a loopback port in a background thread (tests, ``fusegate bot bench``)."""
+"""Serve an ASGI app under uvicorn on a loopback port in a background thread (tests and the benches)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate.ingest.bundle import Bundle
+from gate.web import Problem
 
-__all__ = ["Bundle"]
+__all__ = ["Bundle", "Problem"]
 
 
 class Orm(BaseModel):
@@ -105,10 +106,6 @@ class UploadOut(BaseModel):
     evaluations: list[EvaluationSummary] = Field(
         description="evaluations recomputed because their commits changed"
     )
-
-
-class Problem(BaseModel):
-    detail: str
 
 
 class CheckOut(Orm):

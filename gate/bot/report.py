@@ -77,7 +77,7 @@ def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: f
 
 
 def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datetime) -> Status:
-    """The status for a stored evaluation (``gate.api.schemas.EvaluationOut``)."""
+    """The status for a stored evaluation (``gate.domain.EvaluationRecord``)."""
     cells = evaluation.comparisons
     count = {d: sum(c.decision == d for c in cells) for d in ("pass", "fail", "inconclusive", "error")}
     n = len(cells)

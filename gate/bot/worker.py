@@ -18,10 +18,10 @@ from pathlib import Path
 
 from gate import backoff, git
 from gate import policy as policies
-from gate.api.schemas import EvaluationOut
 from gate.bot import report
 from gate.bot.github import GitHub, GitHubError, RateLimited
-from gate.evaluate import evaluate_and_store, is_stale
+from gate.domain import EvaluationRecord
+from gate.services import verdicts
 from gate.store import db, pulls, queries
 from gate.store.models import now, utc
 
@@ -186,7 +186,7 @@ class Worker:
                 pull.comment_id, pull.comment_digest = comment_id, digest
         return status
 
-    def _save(self, job: Job, status: report.Status, evaluation: EvaluationOut | None) -> None:
+    def _save(self, job: Job, status: report.Status, evaluation: EvaluationRecord | None) -> None:
         """The status as posted: stored before the comment, so a comment failure does not post it twice."""
         with db.transaction(self.url) as session:
             check = pulls.check(session, check_id=job.check_id)
@@ -194,14 +194,8 @@ class Worker:
             check.evaluation_id = evaluation.id if evaluation is not None else None
             check.settled_at = now() if status.settled else None
 
-    def _evaluation(self, job: Job) -> EvaluationOut:
-        with db.transaction(self.url) as session:
-            stored = queries.latest_evaluation(session, base_sha=job.base_sha, head_sha=job.head_sha)
-            if stored is None or is_stale(session, stored):
-                stored = evaluate_and_store(
-                    session, repo=self.repo, base_sha=job.base_sha, head_sha=job.head_sha
-                )
-            return EvaluationOut.model_validate(stored)
+    def _evaluation(self, job: Job) -> EvaluationRecord:
+        return verdicts.current(self.url, repo=self.repo, base_sha=job.base_sha, head_sha=job.head_sha)
 
     def _upsert_comment(self, job: Job, body: str) -> int:
         """Edit the PR's fusegate comment (by stored id, else the bot's own comment with the marker), or create

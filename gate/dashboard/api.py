@@ -9,9 +9,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 
 from gate import git
-from gate.api.deps import ReadSessionDep
-from gate.api.schemas import Problem
 from gate.dashboard import data
+from gate.web import Problem, ReadSessionDep
 
 router = APIRouter(prefix="/api/dashboard", tags=["dashboard"], responses={404: {"model": Problem}})
 

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.dashboard import changepoints
 from gate.domain import PAIRED, TIME
 from gate.evaluate import is_stale, summary_of
+from gate.stats import changepoints
 from gate.store import dashboard as reads
 from gate.store import queries
 from gate.store.models import utc

@@ -15,9 +15,8 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from gate.api.deps import ReadSessionDep
-from gate.api.routes import evaluations
 from gate.dashboard import api, data
+from gate.web import ReadSessionDep, latest_verdict
 
 HERE = Path(__file__).parent
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -91,7 +90,7 @@ def compare_page(request: Request, session: ReadSessionDep, cell: api.CellDep):
 @router.get("/pr/{base}/{head}")
 def pr_page(request: Request, base: str, head: str, session: ReadSessionDep):
     try:
-        e = evaluations.verdict(base, head, request, session)  # the API's answer
+        e = latest_verdict(request, session, base, head)  # the API's answer
     except HTTPException as exc:
         if exc.status_code != status.HTTP_422_UNPROCESSABLE_CONTENT:
             raise

@@ -1,13 +1,13 @@
 """Engines, sessions and migrations for the results store.
 
-``FUSEGATE_DATABASE_URL`` selects the store: a SQLite file is the embedded default
-(``sqlite:///.fusegate/fusegate.db`` under the current directory), PostgreSQL serves a fleet
-(``postgresql+psycopg://user:password@host/db``). ``upgrade`` brings any of them to the newest schema with alembic.
+The settings' ``database_url`` (``FUSEGATE_DATABASE_URL``) selects the store: a SQLite file is the embedded
+default, PostgreSQL serves a fleet (``postgresql+psycopg://user:password@host/db``). ``upgrade`` brings any of them
+to the newest schema with alembic (``fusegate db upgrade``, a start-up step of ``fusegate serve``); ``check`` is
+what the service asks before it serves.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -19,11 +19,6 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-DEFAULT_PATH = Path(".fusegate") / "fusegate.db"
-
-
-def default_url() -> str:
-    return os.environ.get("FUSEGATE_DATABASE_URL") or f"sqlite:///{DEFAULT_PATH}"
 
 
 def _sqlite_pragmas(connection, _record) -> None:
@@ -97,3 +92,29 @@ def upgrade(url: str) -> None:
 
     engine(url)  # validates the URL with a clear message before alembic sees it
     command.upgrade(alembic_config(url), "head")
+
+
+class SchemaError(RuntimeError):
+    """The store's schema is not the one this fusegate reads."""
+
+
+def revisions(url: str) -> tuple[str | None, str]:
+    """(the store's schema revision or None for an empty store, the newest revision this fusegate knows)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    with engine(url).connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    return current, head
+
+
+def check(url: str) -> None:
+    """Refuse to serve a store that is not at the newest schema, saying what to run."""
+    current, head = revisions(url)
+    if current != head:
+        what = "has no schema" if current is None else f"is at schema {current}"
+        raise SchemaError(
+            f"the store at {url} {what}; this fusegate reads schema {head}: run `fusegate db upgrade` first "
+            "(fusegate serve does it unless --no-upgrade)"
+        )

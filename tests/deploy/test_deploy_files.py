@@ -9,8 +9,8 @@ import pytest
 import yaml
 from asv.commands import make_argparser
 
-from gate.api.settings import Settings
 from gate.cli import build_parser
+from gate.settings import Settings
 from kernels.placement import ENV_KEYS
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

@@ -171,7 +171,7 @@ def test_a_paired_record_without_pairs_is_refused(tmp_path):
 
 def test_a_directory_is_ingested_whole_or_not_at_all(store_url, tmp_path):
     """Two machines in one results directory, the second broken: the first is not stored either."""
-    from gate.cli_store import ingest_dir
+    from gate.services.results import arrived_from_directory
 
     _write(tmp_path, machine="runner-1")
     results = _write(tmp_path, machine="runner-2")
@@ -180,5 +180,5 @@ def test_a_directory_is_ingested_whole_or_not_at_all(store_url, tmp_path):
     data["version"] = 9
     _corrupt_machine.write_text(json.dumps(data))
     with pytest.raises(IngestError, match="version"):
-        ingest_dir(store_url, results)
+        arrived_from_directory(store_url, repo=tmp_path, results=results)
     assert _count(store_url, Run) == 0

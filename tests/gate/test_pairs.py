@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from gate import cli, pairs
+from gate import cli
+from gate.runner import pairs
 
 
 def _write(directory, commit, processes):

@@ -1,4 +1,4 @@
-"""More rounds for the undecided cells only: the asv selections behind each kind of row (gate.rounds)."""
+"""More rounds for the undecided cells only: the asv selections behind each kind of row (gate.runner.rounds)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from gate import domain, rounds
+from gate import domain
+from gate.runner import rounds
 
 TASKS, IMPLS, ENVS, THREADS = (
     ("g1_walk", "g1_motion"),
@@ -103,7 +104,7 @@ def test_a_pattern_names_its_benchmark_class():
 def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
     """``fusegate gate --measure``: HEAD in the repository, any other commit in a worktree of it whose kernels
     the benchmark processes import (ASV_PYTHONPATH), the same worktree on the next call."""
-    from gate import cli_run
+    from gate.cli import measure as measuring
     from tests.gate import gitrepo
 
     repo = tmp_path / "repo"
@@ -111,17 +112,17 @@ def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
     (repo / "marker.txt").write_text("head only\n")
     gitrepo.git(repo, "add", "marker.txt")
     head = gitrepo.commit(repo, message="head")
-    here = cli_run._side(repo, "head", head, repo / ".asv" / "results")
-    assert here.tree == repo and "ASV_PYTHONPATH" not in cli_run._asv_env(here, repo)
-    there = cli_run._side(repo, "base", base, repo / ".asv" / "results")
+    here = measuring.side_of(repo, "head", head, repo / ".asv" / "results")
+    assert here.tree == repo and "ASV_PYTHONPATH" not in measuring._asv_env(here, repo)
+    there = measuring.side_of(repo, "base", base, repo / ".asv" / "results")
     assert (
         there.tree == repo / ".fusegate" / "worktrees" / base[:12]
         and there.results == there.tree / ".asv" / "results"
     )
     assert gitrepo.git(there.tree, "rev-parse", "HEAD") == base and not (there.tree / "marker.txt").exists()
-    assert cli_run._asv_env(there, repo)["ASV_PYTHONPATH"] == str(there.tree)
-    assert cli_run._asv_env(there, repo)["ASV_COMMIT"] == base
-    assert cli_run._side(repo, "base", base, repo / ".asv" / "results") == there  # reused
+    assert measuring._asv_env(there, repo)["ASV_PYTHONPATH"] == str(there.tree)
+    assert measuring._asv_env(there, repo)["ASV_COMMIT"] == base
+    assert measuring.side_of(repo, "base", base, repo / ".asv" / "results") == there  # reused
 
 
 def _evaluation(verdict, rows):
@@ -131,18 +132,18 @@ def _evaluation(verdict, rows):
 
 
 def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp_path, monkeypatch):
-    from gate import cli_run
+    from gate.cli import measure as measuring
 
     sides = {
-        name: cli_run.Side(name, name * 20, tmp_path / name, tmp_path / name / "results")
+        name: measuring.Side(name, name * 20, tmp_path / name, tmp_path / name / "results")
         for name in ("base", "head")
     }
     calls = []
     monkeypatch.setattr(
-        cli_run, "_asv_calls", lambda c, *, side, repo, console: calls.append((side.name, c[0][0])) or 1.0
+        measuring, "_asv_calls", lambda c, *, side, repo, console: calls.append((side.name, c[0][0])) or 1.0
     )
     monkeypatch.setattr(
-        cli_run, "_per_process", lambda results, sha: {"hot_slice.HotSlice": 0.5, "hot_slice.Paired": 2.0}
+        measuring, "_per_process", lambda results, sha: {"hot_slice.HotSlice": 0.5, "hot_slice.Paired": 2.0}
     )
     verdicts = iter([_evaluation("approve", [])])
     console = SimpleNamespace(print=lambda *a, **k: None)
@@ -153,12 +154,12 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
             return next(verdicts)
 
     judge = Judge(base="b" * 40, head="h" * 40)
-    done = cli_run._more_rounds(judge, _evaluation("inconclusive", open_rows), "m1", time.monotonic() + 600, sides,
+    done = measuring.more_rounds(judge, _evaluation("inconclusive", open_rows), "m1", time.monotonic() + 600, sides,
                                 tmp_path, console, again="again")  # fmt: skip
     assert done.verdict == "approve"
     (base_extra,) = [extra for name, extra in calls if name == "base"]
     (head_extra,) = [extra for name, extra in calls if name == "head"]
-    assert base_extra[:3] == ("--append-samples", "-a", f"rounds={cli_run.ROUNDS_STEP}")
+    assert base_extra[:3] == ("--append-samples", "-a", f"rounds={measuring.ROUNDS_STEP}")
     assert _selected(list(head_extra[4::2])) == {
         "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)",
         "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)",
@@ -170,20 +171,22 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
 
 
 def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_path, monkeypatch):
-    from gate import cli_run
+    from gate.cli import measure as measuring
 
-    side = cli_run.Side("head", "h" * 40, tmp_path, tmp_path / "results")
-    monkeypatch.setattr(cli_run, "_asv_calls", lambda *a, **k: pytest.fail("past the deadline: nothing runs"))
-    monkeypatch.setattr(cli_run, "_per_process", lambda results, sha: {})
+    side = measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")
+    monkeypatch.setattr(
+        measuring, "_asv_calls", lambda *a, **k: pytest.fail("past the deadline: nothing runs")
+    )
+    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
     said = []
     console = SimpleNamespace(print=lambda text, **k: said.append(text))
     judge = SimpleNamespace(base="h" * 40, head="h" * 40)
     undecided = _evaluation("inconclusive", [_row("impl_vs_baseline")])
-    done = cli_run._more_rounds(judge, undecided, "m1", time.monotonic() + 5, {"head": side}, tmp_path, console,
+    done = measuring.more_rounds(judge, undecided, "m1", time.monotonic() + 5, {"head": side}, tmp_path, console,
                                 again="fusegate run --continue")  # fmt: skip
     assert done is undecided and "fusegate run --continue" in said[-1]
     spent = _evaluation("inconclusive", [_row("impl_vs_baseline", groups=8)])
-    assert cli_run._more_rounds(judge, spent, "m1", time.monotonic() + 600, {"head": side}, tmp_path, console,
+    assert measuring.more_rounds(judge, spent, "m1", time.monotonic() + 600, {"head": side}, tmp_path, console,
                                 again="x") is spent  # fmt: skip
     assert "budget of rounds spent" in said[-1]
 

@@ -9,10 +9,11 @@ import pytest
 from fastapi.responses import JSONResponse
 from sqlalchemy import func, select
 
-from gate import cli, runner
+from gate import cli
 from gate.api.app import create_app
 from gate.api.background import free_port, serving
 from gate.ingest import asv_dir
+from gate.runner import upload as runner
 from gate.store import db, queries
 from gate.store.models import Result, Run
 from tests.gate import gitrepo

@@ -1,4 +1,4 @@
-"""Where an asv run's time went (gate.timeprofile) and fusegate run's progress over asv (gate.asvrun)."""
+"""Where an asv run's time went (gate.runner.timeprofile) and fusegate run's progress over asv (gate.runner.asvrun)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gate import asvrun, cli, timeprofile
+from gate import cli
+from gate.runner import asvrun, timeprofile
 
 SHA = "ab12cd34" + "0" * 32
 COLUMNS = ["result", "params", "version", "started_at", "duration"]

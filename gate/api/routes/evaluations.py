@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, status
 
-from gate.api.deps import ReadSessionDep, RunnerDep, SessionDep, commit_sha
 from gate.api.schemas import EvaluationOut, EvaluationRequest, EvaluationSummary, Problem
-from gate.evaluate import evaluate_and_store, is_stale
+from gate.services import verdicts
 from gate.store import queries
+from gate.web import ReadSessionDep, RunnerDep, SessionDep, commit_sha, latest_verdict
 
 router = APIRouter(tags=["evaluations"])
 
@@ -22,7 +22,7 @@ def trigger(
 ) -> EvaluationOut:
     """Evaluate (base, head) now with the policy of the base commit, store and return the verdict."""
     base, head = commit_sha(request, body.base), commit_sha(request, body.head)
-    evaluation = evaluate_and_store(
+    evaluation = verdicts.evaluate(
         session, repo=request.app.state.repo, base_sha=base, head_sha=head, extra_impls=body.impl
     )
     return EvaluationOut.model_validate(evaluation)
@@ -38,7 +38,7 @@ def list_evaluations(session: ReadSessionDep, limit: int = 50) -> list[Evaluatio
 
 @router.get("/api/evaluations/{evaluation_id}", responses={404: {"model": Problem}})
 def read(evaluation_id: int, session: ReadSessionDep) -> EvaluationOut:
-    evaluation = queries.evaluation(session, evaluation_id=evaluation_id)
+    evaluation = verdicts.stored(session, evaluation_id=evaluation_id)
     if evaluation is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no evaluation {evaluation_id}")
     return EvaluationOut.model_validate(evaluation)
@@ -47,13 +47,4 @@ def read(evaluation_id: int, session: ReadSessionDep) -> EvaluationOut:
 @router.get("/api/verdicts/{base}/{head}", responses={404: {"model": Problem}})
 def verdict(base: str, head: str, request: Request, session: ReadSessionDep) -> EvaluationOut:
     """The latest stored verdict for (base, head): a read, nothing is computed."""
-    base_sha, head_sha = commit_sha(request, base), commit_sha(request, head)
-    evaluation = queries.latest_evaluation(session, base_sha=base_sha, head_sha=head_sha)
-    if evaluation is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            f"no evaluation of base {base_sha[:12]} -> head {head_sha[:12]}; POST /api/evaluations to run one",
-        )
-    out = EvaluationOut.model_validate(evaluation)
-    out.stale = is_stale(session, evaluation)
-    return out
+    return EvaluationOut.model_validate(latest_verdict(request, session, base, head))

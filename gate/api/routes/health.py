@@ -1,7 +1,7 @@
 from fastapi import APIRouter
 from sqlalchemy import text
 
-from gate.api.deps import ReadSessionDep
+from gate.web import ReadSessionDep
 
 router = APIRouter(tags=["health"])
 

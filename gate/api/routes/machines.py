@@ -1,8 +1,8 @@
 from fastapi import APIRouter
 
-from gate.api.deps import ReadSessionDep
 from gate.api.schemas import MachineOut
 from gate.store import queries
+from gate.web import ReadSessionDep
 
 router = APIRouter(tags=["machines"])
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, status
 
-from gate.api.deps import ReadSessionDep
-from gate.api.routes import evaluations
 from gate.api.schemas import CheckOut, Problem, PullOut, RoundsOut
 from gate.bot import report
 from gate.store import pulls
+from gate.web import ReadSessionDep, latest_verdict
 
 router = APIRouter(tags=["pulls"])
 
@@ -30,7 +29,7 @@ def read_pull(owner: str, name: str, number: int, session: ReadSessionDep) -> Pu
 @router.get("/api/rounds/{base}/{head}", responses={404: {"model": Problem}})
 def rounds(base: str, head: str, machine: str, request: Request, session: ReadSessionDep) -> RoundsOut:
     """Whether ``machine`` should run more rounds of (base, head): its inconclusive cells under the round budget."""
-    evaluation = evaluations.verdict(base, head, request, session)  # 404 until the first evaluation
+    evaluation = latest_verdict(request, session, base, head)  # 404 until the first evaluation
     budget = int(evaluation.policy.get("max_rounds", 0))
     cells = [c for c in report.open_cells(evaluation.comparisons, budget) if c.machine == machine]
     more = evaluation.verdict == "inconclusive" and bool(cells)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, status
 
-from gate.api.deps import ReadSessionDep, RunnerDep
 from gate.api.schemas import Bundle, EvaluationSummary, Problem, RunOut, UploadOut
-from gate.evaluate import evaluate_and_store
 from gate.ingest import bundle as bundles
-from gate.store import db, pulls, queries
+from gate.services import results
+from gate.store import queries
+from gate.web import ReadSessionDep, RunnerDep
 
 router = APIRouter(tags=["runs"])
 
@@ -34,25 +34,18 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
         runs = bundles.runs(body)
     except bundles.IngestError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    url, bot = request.app.state.database_url, request.app.state.bot
-    with db.transaction(url) as session:
-        report = queries.ingest_runs(session, runs=runs)
-        if bot is not None:  # queued with the results: a retried upload that finds them stored is covered too
-            checks = pulls.checks_with_commits(session, shas={r.commit for r in runs})
-            pulls.enqueue(session, check_ids=checks, reason="upload")
-    evaluations = []
-    if report.stored:
-        for sha in sorted({r.commit for r in runs}):
-            with db.transaction(url) as session:
-                pairs = queries.evaluation_pairs_with(session, commit_sha=sha)
-            for base, head in pairs:
-                with db.transaction(url) as session:
-                    e = evaluate_and_store(session, repo=request.app.state.repo, base_sha=base, head_sha=head)
-                    evaluations.append(EvaluationSummary.model_validate(e))
-    if bot is not None:
-        bot.wake()  # after the evaluations above, so the worker finds them fresh
+    bot = request.app.state.bot
+    arrival = results.arrived(
+        request.app.state.database_url,
+        repo=request.app.state.repo,
+        runs=runs,
+        wake=bot.wake if bot is not None else None,
+    )
     return UploadOut(
-        stored=report.stored, unchanged=report.unchanged, results=report.results, evaluations=evaluations
+        stored=arrival.stored,
+        unchanged=arrival.unchanged,
+        results=arrival.results,
+        evaluations=[EvaluationSummary.model_validate(e) for e in arrival.evaluations],
     )
 
 

@@ -7,13 +7,13 @@ import pytest
 
 from gate.api.app import create_app
 from gate.api.background import serving
-from gate.api.settings import Settings
-from gate.bot import bench
-from gate.bot.bench import wait_for
-from gate.bot.loopback import FakeGitHub
 from gate.ingest import asv_dir
+from gate.settings import Settings
 from gate.store import db, queries
 from tests.gate import gitrepo
+from tests.gate.bot import bench
+from tests.gate.bot.bench import wait_for
+from tests.gate.bot.loopback import FakeGitHub
 from tests.gate.test_evaluate import _measure
 
 TOKEN = "fg_test-token"

@@ -10,8 +10,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from gate import cli
 from gate.api.background import serving
-from gate.bot import bench, report
+from gate.bot import report
 from tests.gate import gitrepo
+from tests.gate.bot import bench
 from tests.gate.bot.conftest import REPO, TOKEN, Bot, bundle, start_bot, wait_for
 
 

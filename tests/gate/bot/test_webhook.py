@@ -7,10 +7,10 @@ from sqlalchemy import func, select
 
 from gate.api.background import serving
 from gate.api.routes.github import signature, verify
-from gate.api.settings import Settings
-from gate.bot import bench
+from gate.settings import Settings
 from gate.store import db
 from gate.store.models import BotJob, PullCheck, PullRequest, WebhookDelivery
+from tests.gate.bot import bench
 from tests.gate.bot.conftest import wait_for
 
 
@@ -116,7 +116,7 @@ def test_a_half_configured_bot_is_refused_at_startup(store_url, repo):
     import pytest
 
     from gate.api.app import create_app
-    from gate.api.settings import SettingsError
+    from gate.settings import SettingsError
 
     with pytest.raises(SettingsError, match="FUSEGATE_GITHUB_TOKEN"):
         create_app(database_url=store_url, repo=repo[0], settings=Settings(github_webhook_secret="s"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gate.dashboard import changepoints
+from gate.stats import changepoints
+from gate.tools import changepoints_bench
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -15,7 +16,7 @@ def test_a_ten_percent_step_in_two_percent_noise_is_found_where_it_is(seed):
     at = int(rng.integers(10, 70))
     values[at:] *= 1.10
     [step] = changepoints.detect(values)
-    assert abs(step.index - at) <= changepoints.TOLERANCE
+    assert abs(step.index - at) <= changepoints_bench.TOLERANCE
     assert 0.07 < step.change < 0.13
 
 
@@ -34,7 +35,7 @@ def test_short_or_bad_series_have_no_steps():
 
 def test_the_comparison_scores_every_method():
     noise = np.random.default_rng(0).normal(0, 0.02, 200)
-    rows = changepoints.compare_methods(noise, series=9, length=30, sizes=(0.2,))
+    rows = changepoints_bench.compare_methods(noise, series=9, length=30, sizes=(0.2,))
     assert [r["method"] for r in rows] == list(changepoints.METHODS)
     chosen = next(r for r in rows if r["method"] == changepoints.CHOSEN)
     assert chosen["recall"] > 0.8 and chosen["false_per_100"] < 5

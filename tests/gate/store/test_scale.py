@@ -3,7 +3,8 @@
 import json
 
 from gate import cli
-from gate.store import db, queries, scale
+from gate.store import db, queries
+from gate.tools import store_scale as scale
 
 
 def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):

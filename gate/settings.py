@@ -1,4 +1,5 @@
-"""The service's one settings object, from ``FUSEGATE_*`` environment variables (pydantic-settings)."""
+"""The one settings object of the service and the command line, from ``FUSEGATE_*`` environment variables
+(pydantic-settings). Nothing else in the gate reads the environment for its configuration."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from gate.store import db
+DEFAULT_DATABASE_URL = "sqlite:///.fusegate/fusegate.db"  # under the current directory
 
 
 class SettingsError(ValueError):
@@ -17,12 +18,17 @@ class SettingsError(ValueError):
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FUSEGATE_", env_ignore_empty=True)  # VAR= is unset
 
-    database_url: str = db.default_url()
+    database_url: str = DEFAULT_DATABASE_URL  # the store; PostgreSQL for a fleet: postgresql+psycopg://...
     repo: Path = Path(
         "."
     )  # a clone of the project: the gate reads the policy from the base commit through git
     public_url: str = "http://127.0.0.1:8000"  # how GitHub users reach this service (links in statuses)
     main_branch: str = "main"  # the dashboard's histories follow this branch's first parents
+
+    # A runner (``fusegate upload``, ``fusegate rounds``): the service, its token, this machine's asv name.
+    url: str | None = None
+    token: SecretStr | None = None
+    machine: str | None = None
 
     # The PR bot (gate.bot). It runs when the webhook secret and one kind of GitHub auth are set.
     github_webhook_secret: SecretStr | None = None

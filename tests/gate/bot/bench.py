@@ -1,4 +1,4 @@
-"""``fusegate bot bench``: how long from "the last required machine's results arrive" to "status posted".
+"""The PR bot's latency bench (``python -m tests.gate.bot.bench``): how long from "the last required machine's results arrive" to "status posted".
 
 Each repeat runs the real service (uvicorn, a fresh SQLite store, the bot's worker) against the loopback GitHub:
 the base commit's results are uploaded, a signed ``pull_request`` webhook opens the PR, and the clock starts when
@@ -125,9 +125,9 @@ def latency(
     *, results: Path, repo: Path, repeats: int, base: str | None = None, head: str | None = None
 ) -> dict:
     from gate.api.app import create_app
-    from gate.api.settings import Settings
-    from gate.bot.loopback import FakeGitHub
+    from gate.settings import Settings
     from gate.store import db, queries
+    from tests.gate.bot.loopback import FakeGitHub
 
     base, head, base_bundle, head_bundle = split_by_commit(results, base=base, head=head)
     samples, uploads, states = [], [], []
@@ -160,3 +160,65 @@ def latency(
         "states": sorted(set(states)),
         "samples_s": [round(x, 4) for x in samples],
     }
+
+
+def _table(row: dict):
+    from rich.table import Table
+
+    table = Table(
+        title="fusegate bot: last required results arrive -> commit status posted",
+        caption=f"base {row['base'][:12]} -> head {row['head'][:12]}, {row['results']} result files; "
+        f"statuses: {', '.join(row['states'])}",
+    )
+    for col in ("repeats", "median", "p95", "max", "upload (POST /api/runs) median"):
+        table.add_column(col, justify="right")
+    table.add_row(
+        str(row["repeats"]),
+        f"{row['latency_median_s'] * 1e3:.0f} ms",
+        f"{row['latency_p95_s'] * 1e3:.0f} ms",
+        f"{row['latency_max_s'] * 1e3:.0f} ms",
+        f"{row['upload_median_s'] * 1e3:.0f} ms",
+    )
+    return table
+
+
+def main(argv=None) -> int:
+    """Time results-arrive -> status-posted through the real service and the loopback GitHub; exit 2 on bad input."""
+    import argparse
+    import sys
+
+    from rich.console import Console
+
+    from gate import git
+    from gate.settings import Settings
+
+    parser = argparse.ArgumentParser(prog="python -m tests.gate.bot.bench", description=main.__doc__)
+    parser.add_argument("--results", default=".asv/results", metavar="DIR",
+                        help="asv results with two commits of one machine")  # fmt: skip
+    parser.add_argument("--base", help="base commit of the results (default: the older of the two newest)")
+    parser.add_argument("--head", help="head commit of the results (default: the newest)")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        if bool(args.base) != bool(args.head):
+            raise ValueError(
+                "give both --base and --head, or neither (the two newest commits of the results)"
+            )
+        repo = Settings().repo.resolve()
+        base, head = (
+            (git.resolve(repo, args.base), git.resolve(repo, args.head)) if args.base else (None, None)
+        )
+        row = latency(results=Path(args.results), repo=repo, repeats=args.repeats, base=base, head=head)
+    except ValueError as exc:
+        print(f"bench: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(row, indent=2))
+    else:
+        Console().print(_table(row))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

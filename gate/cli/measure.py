@@ -1,5 +1,5 @@
-"""``fusegate run`` (the main job) and ``fusegate profile-time``: asv on HEAD with progress, the verdict, more
-rounds for the cells still undecided, the service."""
+"""Measuring commits for ``fusegate run`` and ``fusegate gate --measure``: asv on a commit in its own tree with
+a progress line, the verdict from what arrived, and more rounds for the cells still undecided."""
 
 from __future__ import annotations
 
@@ -8,19 +8,18 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
-import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate import domain, git, render
-from gate.cli_store import DEFAULT_RESULTS, _db_option, _minutes, _repo, _url, cmd_serve, ingest_dir
+from gate import domain, git
+from gate.cli import output
+from gate.cli.options import repo_path, store_url
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
 
 
-def _asv_machine(say) -> str | None:
+def asv_machine(say) -> str | None:
     """This machine's asv name; registers it with asv's defaults first, without asv's questionnaire."""
     path = Path.home() / ".asv-machine.json"
     registered = not path.exists()
@@ -54,7 +53,7 @@ class Side:
         return Path(".fusegate") / "logs" / f"asv-{self.sha[:12]}.log"
 
 
-def _side(repo: Path, name: str, sha: str, results: Path) -> Side:
+def side_of(repo: Path, name: str, sha: str, results: Path) -> Side:
 
     if sha == git.resolve(repo, "HEAD"):
         return Side(name, sha, repo, results)
@@ -81,7 +80,7 @@ def _asv_env(side: Side, repo: Path) -> dict:
 def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
     """Run asv on ``side`` once per (extra arguments, ``asvrun.Call``) with a progress line; returns the wall
     seconds."""
-    from gate import asvrun
+    from gate.runner import asvrun
 
     run = (sys.executable, "-m", "asv", "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", side.sha,
            "--record-samples")  # fmt: skip
@@ -109,7 +108,7 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
 def _profile_calls(rounds: int | None, results: Path, machine: str | None) -> list:
     """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell
     (None: each class's own)."""
-    from gate import asvrun
+    from gate.runner import asvrun
 
     return [
         (
@@ -122,13 +121,13 @@ def _profile_calls(rounds: int | None, results: Path, machine: str | None) -> li
     ]
 
 
-def _time_profile(results: Path, commit: str, *, since=None, total_s=None) -> list:
-    from gate import timeprofile
+def time_profile(results: Path, commit: str, *, since=None, total_s=None) -> list:
+    from gate.runner import timeprofile
 
     return timeprofile.profile(results, results.parent / "fusegate", commit, since=since, total_s=total_s)
 
 
-def _measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_time: bool) -> None:
+def measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_time: bool) -> None:
     """The quick profile on one side, then where its time went."""
     console.print(
         f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]} (hot slice, paired ratios, collector, cost); "
@@ -138,9 +137,9 @@ def _measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_t
     since = time.time()
     calls = _profile_calls(rounds, side.results, machine)
     wall = _asv_calls(calls, side=side, repo=repo, console=console)
-    rows = _time_profile(side.results, side.sha, since=since, total_s=wall)
+    rows = time_profile(side.results, side.sha, since=since, total_s=wall)
     if profile_time:
-        console.print(render.time_profile_table(rows, f"Where the {wall:.0f} s of asv went (seconds)"))
+        console.print(output.time_profile_table(rows, f"Where the {wall:.0f} s of asv went (seconds)"))
     else:
         top = ", ".join(f"{r.name} {r.wall_s:.0f} s" for r in rows[:3])
         console.print(f"  asv took {wall:.0f} s; most: {top} (--profile-time: all of it)")
@@ -150,12 +149,12 @@ def _per_process(results: Path, sha: str) -> dict[str, float]:
     """Seconds per benchmark process of each timed class in the commit's results (the next pass's estimate)."""
     return {
         r.name: (r.wall_s / r.processes)
-        for r in _time_profile(results, sha)
+        for r in time_profile(results, sha)
         if r.processes and not r.name.startswith("(")
     }
 
 
-class _Judge:
+class Judge:
     """Ingest every side's results and evaluate (base, head) again, as often as rounds are added."""
 
     def __init__(
@@ -167,15 +166,15 @@ class _Judge:
         self.machines: list[str] = []
 
     def __call__(self, *, quiet: bool = False, extra_impls=()):
-        from gate.api.schemas import EvaluationOut
-        from gate.evaluate import evaluate_and_store
+        from gate.services import results, verdicts
         from gate.store import db, queries
 
         self.machines = []
         for side in self.sides:
             if not side.results.is_dir():
                 continue
-            for machine, report in ingest_dir(self.url, side.results):
+            arrival = results.arrived_from_directory(self.url, repo=self.repo, results=side.results)
+            for machine, report in arrival.reports.items():
                 if not quiet:
                     self.console.print(
                         f"  {side.name} {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged"
@@ -193,18 +192,16 @@ class _Judge:
                         f"(fusegate gate --base {self.base[:12]} --measure measures both)"
                     )
                 self.base = self.head
-            return EvaluationOut.model_validate(
-                evaluate_and_store(session, repo=self.repo, base_sha=self.base, head_sha=self.head,
-                                   policy_sha=self.policy_sha, extra_impls=extra_impls)
-            )  # fmt: skip
+            return verdicts.evaluate(session, repo=self.repo, base_sha=self.base, head_sha=self.head,
+                                     policy_sha=self.policy_sha, extra_impls=extra_impls)  # fmt: skip
 
 
-def _more_rounds(judge: _Judge, evaluation, machine, deadline: float, sides: dict[str, Side], repo: Path,
+def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[str, Side], repo: Path,
                  console, *, again: str):  # fmt: skip
     """Add ``ROUNDS_STEP`` processes to the benchmarks behind every undecided cell the budget allows, on each
     side that has samples in it, until the verdict is decided, the budget is spent or ``deadline`` (monotonic)
     would pass; then say how to go on (``again``)."""
-    from gate import asvrun, rounds
+    from gate.runner import asvrun, rounds
 
     while evaluation.verdict == "inconclusive":
         todo = {
@@ -246,66 +243,6 @@ def _more_rounds(judge: _Judge, evaluation, machine, deadline: float, sides: dic
     return evaluation
 
 
-def _continue_command(args: argparse.Namespace) -> str:
-    words = ["fusegate", "run", "--continue"]
-    if args.base != "main":
-        words += ["--base", args.base]
-    if args.results != DEFAULT_RESULTS:
-        words += ["--results", args.results]
-    if args.db:
-        words += ["--db", args.db]
-    if args.max_minutes != 10.0:
-        words += ["--max-minutes", f"{args.max_minutes:g}"]
-    if args.no_serve:
-        words.append("--no-serve")
-    return " ".join(words)
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    """The main job: quick asv suites on HEAD -> the store -> the verdict -> more rounds where undecided ->
-    the service on localhost."""
-    from gate.domain import EXIT_CODES, Verdict
-
-    started = time.monotonic()
-    repo = _repo()
-    head = git.resolve(repo, "HEAD")
-    base = git.resolve(repo, args.base) if args.base else head
-    console = render.console(stderr=True)
-    if subprocess.run(["git", "-C", str(repo), "diff", "--quiet", "HEAD"], check=False).returncode:
-        console.print(
-            f"[yellow]the working tree differs from HEAD; its results are recorded as {head[:12]}[/]"
-        )
-    machine = _asv_machine(console.print)
-    url = _url(args)
-    side = Side("head", head, repo, Path(args.results))
-    if not (args.no_bench or args.resume):
-        from kernels import cost
-
-        cost.ensure_valgrind(install=True, say=console.print)
-        _measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
-    console.print(f"[bold]results[/] into {url}")
-    judge = _Judge(url, repo, base, head, [side], console, fallback=True)
-    evaluation = judge()
-    if not args.no_bench:
-        evaluation = _more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, {"head": side},
-                                  repo, console, again=_continue_command(args))  # fmt: skip
-    render.print_verdict(evaluation)
-    console.print(f"  {time.monotonic() - started:.0f} s in all")
-    if not args.no_serve:
-        site = f"http://{args.host}:{args.port}"
-        machines = judge.machines
-        dashboard = f"{site}/machines/{machines[0]}" if machines else f"{site}/machines"
-        console.print(
-            f"[bold]serving[/]: verdict {evaluation.verdict}; the dashboard: {dashboard} "
-            f"(this verdict: {site}/pr/{judge.base}/{head}; the API: {site}/docs)",
-            soft_wrap=True,
-        )
-        if os.environ.get("DISPLAY") or sys.platform == "darwin":  # a desktop: open it in the browser too
-            threading.Timer(2.0, webbrowser.open, args=(dashboard,)).start()
-        cmd_serve(args)
-    return EXIT_CODES[Verdict(evaluation.verdict)]
-
-
 def gate_measured(args: argparse.Namespace):
     """``fusegate gate --measure``: the quick profile on base and head where the store has no results of them
     on this machine (each in its own tree), the verdict, then more rounds on both for undecided cells. Running
@@ -314,15 +251,15 @@ def gate_measured(args: argparse.Namespace):
     from kernels import cost
 
     started = time.monotonic()
-    repo = _repo()
+    repo = repo_path()
     base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
-    console = render.console(stderr=True)
-    machine = _asv_machine(console.print)
-    url = _url(args)
+    console = output.console(stderr=True)
+    machine = asv_machine(console.print)
+    url = store_url(args)
     results = Path(args.results)
-    sides = {"head": _side(repo, "head", head, results)}
+    sides = {"head": side_of(repo, "head", head, results)}
     if base != head:
-        sides = {"base": _side(repo, "base", base, results), **sides}
+        sides = {"base": side_of(repo, "base", base, results), **sides}
     with db.transaction(url) as session:
         measured = {name: bool(queries.summaries(session, commit_sha=s.sha)) for name, s in sides.items()}
     if not all(measured.values()):
@@ -331,82 +268,12 @@ def gate_measured(args: argparse.Namespace):
         if measured[name]:
             console.print(f"  {name} {side.sha[:12]} has results in {url}: only undecided cells get rounds")
         else:
-            _measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
-    judge = _Judge(url, repo, base, head, list(sides.values()), console, fallback=False)
+            measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
+    judge = Judge(url, repo, base, head, list(sides.values()), console, fallback=False)
     evaluation = judge(extra_impls=args.impl)
     again = " ".join(["fusegate", "gate", "--base", args.base, "--head", args.head, "--measure"]
                      + (["--db", args.db] if args.db else []))  # fmt: skip
-    evaluation = _more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, sides, repo, console,
+    evaluation = more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, sides, repo, console,
                               again=again)  # fmt: skip
     console.print(f"  {time.monotonic() - started:.0f} s in all")
     return evaluation
-
-
-def cmd_profile_time(args: argparse.Namespace) -> int:
-
-    commit = git.resolve(_repo(), args.commit)
-    rows = _time_profile(Path(args.results), commit)
-    if not rows:
-        raise ValueError(
-            f"no asv results of {commit[:12]} under {args.results}: benchmark it first "
-            "(fusegate run, asv run, asv continuous)"
-        )
-    if args.json:
-        print(json.dumps([r.to_dict() for r in rows], indent=2))
-    else:
-        title = f"Where the benchmarks of {commit[:12]} spent their time (seconds; asv results and sidecar)"
-        render.console().print(render.time_profile_table(rows, title))
-    return 0
-
-
-def add_commands(commands) -> None:
-    run = commands.add_parser(
-        "run",
-        help="the main job: quick benchmarks of HEAD -> the store -> the verdict -> the service on localhost",
-    )
-    run.add_argument(
-        "--base", default="main", help="compare against this commit if it has results (default main)"
-    )
-    run.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR", help="asv results_dir")
-    run.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        help="benchmark processes per timed cell at first (asv -a rounds=N; default: each suite's own, "
-        "HotSlice 6 short ones, the paired suites 3)",
-    )
-    run.add_argument(
-        "--max-minutes",
-        type=_minutes,
-        default=10.0,
-        help="add rounds to undecided cells only while the whole run stays within this (default 10)",
-    )
-    run.add_argument(
-        "--continue",
-        dest="resume",
-        action="store_true",
-        help="skip the profile: add rounds to HEAD's undecided cells (what an inconclusive run prints)",
-    )
-    run.add_argument(
-        "--no-bench", action="store_true", help="skip the benchmarks: ingest and judge what is there"
-    )
-    run.add_argument(
-        "--profile-time",
-        action="store_true",
-        help="print where the benchmarks' time went (fusegate profile-time)",
-    )
-    run.add_argument(
-        "--no-serve", action="store_true", help="exit with the verdict's code instead of serving"
-    )
-    run.add_argument("--host", default="127.0.0.1")
-    run.add_argument("--port", type=int, default=8000)
-    _db_option(run)
-    run.set_defaults(func=cmd_run)
-
-    pt = commands.add_parser(
-        "profile-time", help="where an asv run's time went: per benchmark class, start-up to measuring"
-    )
-    pt.add_argument("--commit", default="HEAD", help="the measured commit (default HEAD)")
-    pt.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR", help="asv results_dir")
-    pt.add_argument("--json", action="store_true")
-    pt.set_defaults(func=cmd_profile_time)

@@ -1,4 +1,5 @@
-"""Request dependencies: a session per request, the runner behind a bearer token."""
+"""What the API routes and the dashboard's pages share: a session per request, the runner behind a bearer token,
+refs resolved in the service's repository (or 422), and the problem schema of every 4xx."""
 
 from __future__ import annotations
 
@@ -7,11 +8,18 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from gate import git
+from gate.domain import EvaluationRecord
+from gate.services import verdicts
 from gate.store import db, queries
 from gate.store.models import Token
+
+
+class Problem(BaseModel):
+    detail: str
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -56,3 +64,20 @@ def commit_sha(request: Request, ref: str) -> str:
         return git.resolve(request.app.state.repo, ref)
     except git.RefError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+
+
+def latest_verdict(request: Request, session: Session, base: str, head: str) -> EvaluationRecord:
+    """The latest stored verdict for refs of a request's path: 422 for a ref that names no commit, 404 when
+    (base, head) was never evaluated."""
+    try:
+        base_sha, head_sha, evaluation = verdicts.latest(
+            session, repo=request.app.state.repo, base=base, head=head
+        )
+    except git.RefError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    if evaluation is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"no evaluation of base {base_sha[:12]} -> head {head_sha[:12]}; POST /api/evaluations to run one",
+        )
+    return evaluation

@@ -1,0 +1,63 @@
+"""The ``fusegate`` command. One module per command under ``gate/cli/commands/`` (asv's ``commands/`` layout):
+each names itself (``NAME``, ``HELP``), adds its ``arguments`` and ``run``s, rendering its own output. Commands
+that drive the kernels import them when they run, so the gate's own commands start without Numba."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+from gate.cli.options import kernel_defaults
+
+# In the order ``fusegate --help`` lists them.
+COMMANDS = (
+    "run", "gate", "ingest", "serve", "upload", "rounds", "calibrate", "profile_time", "pairs", "collect",
+    "kernels_parity", "kernels_bench", "kernels_cost", "kernels_show_source", "token_create", "token_revoke",
+    "db_upgrade", "rules", "store_bench", "dashboard_bench", "changepoints_bench",
+)  # fmt: skip
+GROUPS = {
+    "kernels": "check and time the update_state kernels",
+    "token": "runner upload tokens (stored hashed)",
+    "db": "the results store",
+    "store": "results store at scale",
+    "dashboard": "the web dashboard",
+    "changepoints": "change-point detection for the dashboard's histories",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fusegate", description="Performance-regression gate for fused RL-environment kernels."
+    )
+    top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for name in COMMANDS:
+        command = import_module(f"gate.cli.commands.{name}")
+        sub = top
+        if len(command.NAME) == 2:
+            group = command.NAME[0]
+            if group not in groups:
+                groups[group] = top.add_parser(group, help=GROUPS[group]).add_subparsers(
+                    dest=f"{group}_command", required=True, metavar="COMMAND"
+                )
+            sub = groups[group]
+        p = sub.add_parser(command.NAME[-1], help=command.HELP, description=command.__doc__)
+        command.arguments(p)
+        p.set_defaults(func=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        kernel_defaults(args)
+        return args.func(args)
+    except ValueError as exc:  # bad input that got past argparse: say what, not a traceback
+        print(f"fusegate: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``fusegate`` command: ``NAME``, ``HELP``, ``arguments(parser)``, ``run(args) -> exit code``."""

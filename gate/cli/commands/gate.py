@@ -1,0 +1,72 @@
+"""``fusegate gate``: the verdict for (base, head), from the store or measured first (``--measure``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gate.cli import output
+from gate.cli.options import (
+    DEFAULT_RESULTS,
+    commits_of,
+    db_option,
+    minutes,
+)
+
+NAME = ("gate",)
+HELP = "the verdict for (base, head): exit 0 approve, 1 reject, 2 inconclusive, 3 error"
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--base", default="main", help="base commit or ref (default main); the policy is read from it"
+    )
+    p.add_argument("--head", default="HEAD", help="head commit or ref (default HEAD)")
+    p.add_argument(
+        "--results",
+        default=DEFAULT_RESULTS,
+        metavar="DIR",
+        help="ingest this asv results_dir first if it exists",
+    )
+    p.add_argument(
+        "--impl",
+        action="append",
+        default=[],
+        metavar="IMPL",
+        help="also judge IMPL against the baseline (only adds checks)",
+    )
+    p.add_argument("--json", action="store_true", help="print the evaluation as JSON (the API's schema)")
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="benchmark (quick profile) base and head where the store has no results of them, then add rounds "
+        "to undecided cells on both; the same command again goes on where it stopped",
+    )
+    p.add_argument("--rounds", type=int, default=None,
+                   help="with --measure: processes per timed cell at first (default: each suite's own)")  # fmt: skip
+    p.add_argument("--max-minutes", type=minutes, default=15.0,
+                   help="with --measure: add rounds only while the whole command stays within this (15)")  # fmt: skip
+    p.add_argument("--profile-time", action="store_true", help="with --measure: where the time went")
+    db_option(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gate.api.schemas import EvaluationOut
+    from gate.domain import EXIT_CODES, Verdict
+    from gate.services import verdicts
+    from gate.store import db
+
+    if args.measure:
+        from gate.cli.measure import gate_measured
+
+        evaluation = gate_measured(args)
+    else:
+        url, repo, base, head = commits_of(args)
+        with db.transaction(url) as session:
+            evaluation = verdicts.evaluate(
+                session, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl
+            )
+    if args.json:
+        print(EvaluationOut.model_validate(evaluation).model_dump_json(indent=2))
+    else:
+        output.print_verdict(evaluation)
+    return EXIT_CODES[Verdict(evaluation.verdict)]

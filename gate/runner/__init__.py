@@ -1,0 +1,3 @@
+"""The benchmark runner's side of the gate: driving asv with progress (``asvrun``), where its time went
+(``timeprofile``), which benchmarks undecided cells need more rounds of (``rounds``), paired ratios from the
+sidecar (``pairs``) and delivering results to the service (``upload``)."""
