@@ -99,12 +99,6 @@ def machine() -> dict:
 def software(threading_layer: str | None = None) -> dict:
     import numba
 
-    def version(dist: str) -> str:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-
     return {
         "version": FINGERPRINT_VERSION,
         "python": sys.version.split()[0],
@@ -116,6 +110,15 @@ def software(threading_layer: str | None = None) -> dict:
         "threading_layer": threading_layer,
         "valgrind": _valgrind(),  # the cost signal's instrument (kernels.cost)
     }
+
+
+@functools.cache
+def version(dist: str) -> str:
+    """An installed distribution's version, read once per process (each read parses its METADATA file)."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 @functools.cache
