@@ -32,7 +32,7 @@ import logging
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -49,6 +49,7 @@ from gate.domain import (
     COST_BENCHMARKS,
     PAIRED,
     TIME,
+    ComparisonRecord,
     Verdict,
 )
 from gate.policy import Policy
@@ -64,7 +65,7 @@ log = logging.getLogger("fusegate")
 class Outcome:
     verdict: str
     reasons: list[str]
-    comparisons: list[dict]
+    comparisons: list[ComparisonRecord]
     policy_source: str
     policy: dict = field(default_factory=dict)
 
@@ -82,28 +83,43 @@ def summary_of(c: CellSummary) -> stats.Summary:
     )
 
 
-def _row(**values) -> dict:
-    base = {
-        "num_envs": None,
-        "threads": None,
-        "detail": "",
-        "ratio": None,
-        "low": None,
-        "high": None,
-        "p_value": None,
-        "q_value": None,
-        "samples": 0,
-        "groups": 0,
-        "reason": "",
-        "estimate": None,
-        "cost_ratio": None,
-        "signal": "none",
-    }
-    return base | values
+@dataclass(kw_only=True)
+class Row:
+    """One cell being judged: what is stored (``ComparisonRecord``) and the estimates that decide it."""
+
+    machine: str
+    kind: str
+    task: str
+    impl: str
+    baseline: str
+    margin: float
+    decision: Decision | str | None = None
+    num_envs: int | None = None
+    threads: int | None = None
+    detail: str = ""
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    p_value: float | None = None
+    q_value: float | None = None
+    samples: int = 0
+    groups: int = 0
+    reason: str = ""
+    signal: str = "none"
+    cost_ratio: float | None = None
+    # working state, not stored
+    estimate: stats.Estimate | None = None  # the time estimate (None: decided where found, by no measurement)
+    fail_margin: float | None = None
+    cost: stats.Estimate | None = None  # the exact cost estimate, when measured
+    cost_error: str | None = None
+
+    def record(self) -> ComparisonRecord:
+        return ComparisonRecord(**{f.name: str(self.decision) if f.name == "decision" else getattr(self, f.name)
+                                   for f in fields(ComparisonRecord)})  # fmt: skip
 
 
-def _estimate_row(estimate: stats.Estimate, **values) -> dict:
-    return _row(
+def _estimate_row(estimate: stats.Estimate, **values) -> Row:
+    return Row(
         fail_margin=estimate.fail_margin,
         ratio=estimate.ratio,
         low=estimate.low,
@@ -164,13 +180,13 @@ def evaluate(
     reasons = [
         f"policy: {policy_source}" + ("" if not extra_impls else f", plus --impl {', '.join(extra_impls)}")
     ]
-    rows: list[dict] = []
+    rows: list[Row] = []
     if not required:
         reasons.append(f"no results for head {head_sha[:12]} on any machine: nothing was measured")
     for machine in required:
         if machine not in reported:
             rows.append(
-                _row(
+                Row(
                     machine=machine,
                     kind="machine",
                     task="",
@@ -217,44 +233,39 @@ def evaluate(
             f"{len(dropped)} cell(s) measured on base are not in the head's benchmark profile, not compared: {shown}"
         )
     for machine in sorted(set(required) & set(reported)):
-        if not any(r["machine"] == machine for r in rows):
+        if not any(r.machine == machine for r in rows):
             rows.append(
-                _row(machine=machine, kind="machine", task="", impl="", baseline="", margin=0.0, decision=Decision.ERROR,
+                Row(machine=machine, kind="machine", task="", impl="", baseline="", margin=0.0, decision=Decision.ERROR,
                      reason="reported results, but none the policy compares (no paired or timing cells)")
             )  # fmt: skip
     extra = set(compare) - set(policy.compare)
     families = defaultdict(list)  # --impl cells get their own FDR family: they can only add fails
     for r in rows:
-        if r["estimate"] is not None:
-            families[r["impl"] in extra and r["kind"] != "head_vs_base"].append(r)
+        if r.estimate is not None:
+            families[r.impl in extra and r.kind != "head_vs_base"].append(r)
     for family in families.values():
-        decisions = stats.decide_all([r["estimate"] for r in family], min_groups=policy.min_rounds)
+        decisions = stats.decide_all([r.estimate for r in family], min_groups=policy.min_rounds)
         for row, (decision, q) in zip(family, decisions, strict=True):
-            row["decision"], row["q_value"] = decision, q
+            row.decision, row.q_value = decision, q
     for row in rows:
         _explain(row, policy)
-    for row in rows:
-        row.pop("estimate")
-        row.pop("fail_margin", None)
-        row.pop("cost", None)
-        row["decision"] = str(row["decision"])
     verdict = _verdict(rows, reasons)
     return Outcome(
         verdict=verdict,
         reasons=reasons,
-        comparisons=rows,
+        comparisons=[r.record() for r in rows],
         policy_source=policy_source,
         policy=policy.to_dict(),
     )
 
 
-def _hardware_changes(session: Session, base_sha: str, head_sha: str, machines: list[str]) -> list[dict]:
+def _hardware_changes(session: Session, base_sha: str, head_sha: str, machines: list[str]) -> list[Row]:
     base, head = (
         queries.fingerprints(session, commit_sha=base_sha),
         queries.fingerprints(session, commit_sha=head_sha),
     )
     return [
-        _row(machine=m, kind="machine", task="", impl="", baseline="", margin=0.0, decision=Decision.ERROR,
+        Row(machine=m, kind="machine", task="", impl="", baseline="", margin=0.0, decision=Decision.ERROR,
              reason=f"hardware fingerprint differs between base ({', '.join(sorted(base[m]))}) and head "
              f"({', '.join(sorted(head[m]))}): the two commits were measured on different machines under one name")
         for m in machines
@@ -275,7 +286,7 @@ def _cost_cell(
 
 
 def _with_cost(
-    row: dict,
+    row: Row,
     cells_a: dict | None,
     cells_b: dict,
     impl_a: str,
@@ -284,85 +295,87 @@ def _with_cost(
     policy: Policy,
     floors,
     costs: dict[str, str] = COST,
-) -> dict:
+) -> Row:
     """Attach the exact cost comparison B/A to a row with a time estimate: B is the row's implementation in
     ``cells_b``, A is ``impl_a`` in ``cells_a`` (the base's cells, or the head's for the baseline); ``costs``
     names the cost benchmark per metric (the hot slice's, or the collector step's)."""
-    if policy.cost_metric == "none" or (row.get("threads") not in (None, 1) and not policy.cost_for_parallel):
+    if policy.cost_metric == "none" or (row.threads not in (None, 1) and not policy.cost_for_parallel):
         return row
-    task, n = row["task"], row["num_envs"]
+    task, n = row.task, row.num_envs
     a = _cost_cell(cells_a, policy, task, impl_a, n, costs)
-    b = _cost_cell(cells_b, policy, task, row["impl"], n, costs)
+    b = _cost_cell(cells_b, policy, task, row.impl, n, costs)
     for side, c in (("A", a), ("B", b)):
         if c is not None and c.status != "ok":
-            row["cost_error"] = f"cost of {row['baseline'] if side == 'A' else row['impl']}: {c.message}"
+            row.cost_error = f"cost of {row.baseline if side == 'A' else row.impl}: {c.message}"
             return row
     if a is None or b is None:
-        missing = row["baseline"] if a is None else row["impl"]
-        row["reason"] = _join(row["reason"], f"no cost for {missing}: time alone decides")
+        missing = row.baseline if a is None else row.impl
+        row.reason = _join(row.reason, f"no cost for {missing}: time alone decides")
         return row
-    fail_margin = floors.cost_fail_margin(row["machine"], policy.cost_metric, margin)
-    row["cost"] = stats.exact_estimate(summary_of(a), summary_of(b), margin=margin, fail_margin=fail_margin)
-    row["cost_ratio"] = row["cost"].ratio
+    fail_margin = floors.cost_fail_margin(row.machine, policy.cost_metric, margin)
+    row.cost = stats.exact_estimate(summary_of(a), summary_of(b), margin=margin, fail_margin=fail_margin)
+    row.cost_ratio = row.cost.ratio
     return row
 
 
-def _explain(row: dict, policy: Policy) -> None:
+def _explain(row: Row, policy: Policy) -> None:
     """Combine the row's signals into its decision, name the signal that decided, say why and what next."""
-    time, cost = row["decision"], row.get("cost")
-    cost_error = row.pop("cost_error", None)
-    if row["estimate"] is None:
+    time, cost = row.decision, row.cost
+    cost_error = row.cost_error
+    if row.estimate is None:
         return  # correctness, missing data: decided where it was found, by no measurement
-    e = row["estimate"]
+    e = row.estimate
     time_text = f"time {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}]"
     if time is Decision.FAIL:
-        time_text += f" slower than the {row['fail_margin']:.1%} fail margin (q={row['q_value']:.2g})"
+        time_text += f" slower than the {row.fail_margin:.1%} fail margin (q={row.q_value:.2g})"
     elif time is Decision.PASS:
-        time_text += f" within {row['margin']:.1%}"
-    elif row["groups"] < policy.min_rounds and e.high <= 1 + row["margin"]:
-        time_text += f" within {row['margin']:.1%} but from {row['groups']} process(es); a pass needs {policy.min_rounds}"
-    elif e.low > 1 + row["fail_margin"]:  # above the margin in its own interval, not across the family
+        time_text += f" within {row.margin:.1%}"
+    elif row.groups < policy.min_rounds and e.high <= 1 + row.margin:
         time_text += (
-            f" above the {row['fail_margin']:.1%} fail margin, but not past false-discovery control over every "
-            f"cell (q={row['q_value']:.2g}, {row['groups']} processes)"
+            f" within {row.margin:.1%} but from {row.groups} process(es); a pass needs {policy.min_rounds}"
+        )
+    elif e.low > 1 + row.fail_margin:  # above the margin in its own interval, not across the family
+        time_text += (
+            f" above the {row.fail_margin:.1%} fail margin, but not past false-discovery control over every "
+            f"cell (q={row.q_value:.2g}, {row.groups} processes)"
         )
     else:
-        time_text += f" straddles {row['margin']:.1%} ({row['groups']} processes)"
+        time_text += f" straddles {row.margin:.1%} ({row.groups} processes)"
     if time is Decision.INCONCLUSIVE:
-        budget = "more rounds requested" if row["groups"] < policy.max_rounds else "budget exhausted"
+        budget = "more rounds requested" if row.groups < policy.max_rounds else "budget exhausted"
         time_text += f"; {budget}"
     if cost_error and time is not Decision.FAIL:  # a time fail stands; otherwise nothing decided it
-        row["decision"], row["signal"] = Decision.ERROR, "cost"
-        row["reason"] = _join(row["reason"], f"{cost_error}; {time_text}")
+        row.decision, row.signal = Decision.ERROR, "cost"
+        row.reason = _join(row.reason, f"{cost_error}; {time_text}")
         return
     if cost is None:
-        row["signal"] = "time"
-        row["reason"] = _join(row["reason"], _join(time_text, cost_error or ""))
+        row.signal = "time"
+        row.reason = _join(row.reason, _join(time_text, cost_error or ""))
         return
     cost_decision = stats.decide_exact(cost)
     cost_text = f"{policy.cost_metric} {cost.ratio:.4f}"
     if cost_decision is Decision.FAIL:
-        row["decision"], row["signal"] = Decision.FAIL, "cost"
+        row.decision, row.signal = Decision.FAIL, "cost"
         why = f"{cost_text} above the {cost.fail_margin:.1%} cost margin; {time_text}"
     elif time is Decision.FAIL:
-        row["signal"] = "time"
+        row.signal = "time"
         why = f"{time_text}; {cost_text} within {cost.margin:.1%}"
     elif cost_decision is Decision.PASS:
-        row["decision"], row["signal"] = Decision.PASS, "cost"
+        row.decision, row.signal = Decision.PASS, "cost"
         why = f"{cost_text} within {cost.margin:.1%}; {time_text.split('; ')[0]}, not a fail"
     else:  # the runs of one commit disagree about the margin: time decides
-        row["signal"] = "time"
+        row.signal = "time"
         why = f"{cost_text} [{cost.low:.4f}, {cost.high:.4f}] undecided across runs; {time_text}"
-    row["reason"] = _join(row["reason"], why)
+    row.reason = _join(row.reason, why)
 
 
-def _verdict(rows: list[dict], reasons: list[str]) -> str:
+def _verdict(rows: list[Row], reasons: list[str]) -> str:
     counts = defaultdict(int)
     for row in rows:
-        counts[row["decision"]] += 1
+        counts[row.decision] += 1
     signals = defaultdict(int)
     for row in rows:
-        signals[row["signal"]] += 1
+        signals[row.signal] += 1
     reasons.append(
         f"{len(rows)} cells: "
         + ", ".join(f"{counts[d]} {d}" for d in ("pass", "fail", "inconclusive", "error") if counts[d])
@@ -376,12 +389,12 @@ def _verdict(rows: list[dict], reasons: list[str]) -> str:
         )
         return Verdict.REJECT
     if counts["error"] or not rows:
-        errors = [r for r in rows if r["decision"] == "error"]
+        errors = [r for r in rows if r.decision == "error"]
         kinds = defaultdict(int)
         for r in errors:
-            kinds[r["kind"]] += 1
+            kinds[r.kind] += 1
         what = ", ".join(f"{k} {kind}" for kind, k in kinds.items()) or "no cell"
-        first = f": {errors[0]['reason']}" if errors else ""
+        first = f": {errors[0].reason}" if errors else ""
         reasons.append(f"error: nothing to decide on in {what}{first}; never approved on missing data")
         return Verdict.ERROR
     if counts["inconclusive"]:
@@ -391,7 +404,7 @@ def _verdict(rows: list[dict], reasons: list[str]) -> str:
     return Verdict.APPROVE
 
 
-def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
+def _correctness(machine: str, placement: str, cells: dict) -> list[Row]:
     """One fail row per cell whose benchmarks raised on the head commit (parity, construction), naming the
     benchmarks and the exception. A failed cost pass is not one: it is an error of the rows it backs."""
     failed: dict[tuple, list[tuple[str, CellSummary]]] = defaultdict(list)
@@ -409,7 +422,7 @@ def _correctness(machine: str, placement: str, cells: dict) -> list[dict]:
             else ("; fix the kernel (fusegate kernels parity shows the arrays)")
         )
         rows.append(
-            _row(
+            Row(
                 machine=machine, kind="correctness", task=task, impl=impl, baseline="reference",
                 num_envs=n or None, threads=t or None, detail=f"{names} [{placement}]", margin=0.0,
                 decision=Decision.FAIL, reason=f"{message or found[0][1].message}{hint}",
@@ -426,7 +439,7 @@ def _phases(cells: dict, task: str, impl: str, n: int, t: int) -> str:
     return f"{impl} " + ", ".join(f"{phase} {math.exp(c.center):.3g}" for phase, c in found.items())
 
 
-def _collector_vs_baseline(machine, placement, cells, policy, compare, floors) -> list[dict]:
+def _collector_vs_baseline(machine, placement, cells, policy, compare, floors) -> list[Row]:
     """Each compared implementation's collector step against the baseline's, from their paired processes."""
     rows = []
     grid = sorted(
@@ -450,7 +463,7 @@ def _collector_vs_baseline(machine, placement, cells, policy, compare, floors) -
             c, margin = cells.get((COLLECTOR_PAIRED, task, impl, n, t)), policy.collector_margin
             problem = _missing(c, "paired collector samples")
             if problem:
-                rows.append(_row(**where, margin=margin, decision=Decision.ERROR, reason=problem))
+                rows.append(Row(**where, margin=margin, decision=Decision.ERROR, reason=problem))
                 continue
             phases = f"us per env-step: {_phases(cells, task, impl, n, t)}; {_phases(cells, task, policy.baseline, n, t)}"
             row = _estimate_row(stats.paired_estimate(summary_of(c), margin=margin), **where, reason=phases)
@@ -468,7 +481,7 @@ def _grid(cells: dict, impl: str, baseline: str, policy: Policy) -> list[tuple[s
     return sorted(k for k in base if not policy.threads or k[2] in policy.threads)
 
 
-def _impl_vs_baseline(machine, placement, cells, policy, compare, floors) -> list[dict]:
+def _impl_vs_baseline(machine, placement, cells, policy, compare, floors) -> list[Row]:
     rows = []
     for impl in compare:
         for task, n, t in _grid(cells, impl, policy.baseline, policy):
@@ -486,7 +499,7 @@ def _impl_vs_baseline(machine, placement, cells, policy, compare, floors) -> lis
             problem = _missing(c, "paired samples")
             if problem and not (c is not None and c.status == "failed"):  # failures are correctness rows
                 rows.append(
-                    _row(**where, margin=policy.margin_for(task, n), decision=Decision.ERROR, reason=problem)
+                    Row(**where, margin=policy.margin_for(task, n), decision=Decision.ERROR, reason=problem)
                 )
             elif not problem:
                 margin = policy.margin_for(task, n)
@@ -511,7 +524,7 @@ def _fastest(cells: dict, task: str, impl: str, n: int, policy: Policy) -> CellS
     return min(ok, key=lambda c: c.center, default=None)
 
 
-def _best_threads(machine, placement, cells, policy, compare, floors) -> list[dict]:
+def _best_threads(machine, placement, cells, policy, compare, floors) -> list[Row]:
     rows = []
     for impl in compare:
         for task, n in sorted({(task, n) for task, n, _ in _grid(cells, impl, policy.baseline, policy)}):
@@ -534,7 +547,7 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
                 ):
                     continue  # its correctness rows say why: nothing to time
                 rows.append(
-                    _row(**where, margin=margin, decision=Decision.ERROR,
+                    Row(**where, margin=margin, decision=Decision.ERROR,
                          reason=f"no timing samples of {missing} at any thread count: measure it (asv run)")
                 )  # fmt: skip
                 continue
@@ -557,7 +570,7 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[di
 
 def _head_vs_base(
     machine, placement, cells, base, policy, floors, base_sha, *, collector=False, dropped=None
-) -> list[dict]:
+) -> list[Row]:
     """Every policy implementation's hot-slice time (or, with ``collector``, its collector step), head vs base.
 
     A cell measured on base but not on head is an error, unless the head ran its benchmark at other cells: then
@@ -566,7 +579,7 @@ def _head_vs_base(
     costs = COLLECTOR_COST if collector else COST
     if not base:
         return [
-            _row(
+            Row(
                 machine=machine,
                 kind="head_vs_base",
                 task="",
@@ -587,12 +600,12 @@ def _head_vs_base(
         margin = policy.head_vs_base_margin
         fail_margin, note = floors.fail_margin(machine, t, margin)
         if c.status != "ok":
-            rows.append(_row(**where, margin=margin, decision=Decision.ERROR, reason=f"head: {c.message}"))
+            rows.append(Row(**where, margin=margin, decision=Decision.ERROR, reason=f"head: {c.message}"))
             continue
         if a is None or a.status != "ok":
             state = "not measured" if a is None else (a.message or a.status)
             rows.append(
-                _row(**where, margin=margin, decision=Decision.ERROR, reason=f"base {base_sha[:12]}: {state}")
+                Row(**where, margin=margin, decision=Decision.ERROR, reason=f"base {base_sha[:12]}: {state}")
             )
             continue
         estimate = stats.unpaired_estimate(
@@ -629,7 +642,7 @@ def _head_vs_base(
                 dropped.append(f"{machine} {task}/{impl} N={n} thr={t}")
                 continue
             rows.append(
-                _row(
+                Row(
                     **_hvb_cell(machine, placement, task, impl, n, t, kind),
                     margin=policy.head_vs_base_margin,
                     decision=Decision.ERROR,
@@ -646,7 +659,7 @@ def _ratio_summary(num: CellSummary, den: CellSummary) -> stats.Summary:
                          samples=min(a.samples, b.samples), groups=min(a.groups, b.groups))  # fmt: skip
 
 
-def _paired_head_vs_base(machine, placement, cells, base, policy, compare, floors) -> list[dict]:
+def _paired_head_vs_base(machine, placement, cells, base, policy, compare, floors) -> list[Row]:
     """Each compared implementation's paired ratio to the baseline, head vs base (``paired_head_vs_base``).
 
     Each ratio is measured inside one process, alternating in milliseconds, so the machine's speed, which
@@ -673,16 +686,16 @@ def _paired_head_vs_base(machine, placement, cells, base, policy, compare, floor
                  for i in (impl, policy.baseline)]  # fmt: skip
         found = [s for _, s in sides]
         if any(s is None for s in found):
-            row["reason"] = _join(row["reason"], "no cost on both commits: time alone decides")
+            row.reason = _join(row.reason, "no cost on both commits: time alone decides")
         elif any(s.status != "ok" for s in found):
-            row["cost_error"] = "cost: " + next(s.message for s in found if s.status != "ok")
+            row.cost_error = "cost: " + next(s.message for s in found if s.status != "ok")
         else:
             fail_margin = floors.cost_fail_margin(machine, policy.cost_metric, policy.cost_margin)
-            row["cost"] = stats.exact_estimate(
+            row.cost = stats.exact_estimate(
                 _ratio_summary(found[0], found[1]), _ratio_summary(found[2], found[3]),
                 margin=policy.cost_margin, fail_margin=fail_margin,
             )  # fmt: skip
-            row["cost_ratio"] = row["cost"].ratio
+            row.cost_ratio = row.cost.ratio
     return rows
 
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, func, insert, select
@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
-from gate.domain import COST_BENCHMARKS, STATUS_ONLY, RunRecord
+from gate.domain import COST_BENCHMARKS, STATUS_ONLY, ComparisonRecord, RunRecord
 from gate.store.models import (
     Calibration,
     CellSummary,
@@ -291,7 +291,7 @@ def save_evaluation(
     policy_source: str,
     policy: dict,
     reasons: list[str],
-    comparisons: Sequence[dict],
+    comparisons: Sequence[ComparisonRecord],
     created_at: datetime | None = None,
 ) -> Evaluation:
     evaluation = Evaluation(
@@ -306,7 +306,9 @@ def save_evaluation(
     session.add(evaluation)
     session.flush()
     if comparisons:  # one executemany, not an ORM object per cell
-        session.execute(insert(Comparison), [{**c, "evaluation_id": evaluation.id} for c in comparisons])
+        session.execute(
+            insert(Comparison), [{**asdict(c), "evaluation_id": evaluation.id} for c in comparisons]
+        )
     session.expire(evaluation, ["comparisons"])
     return evaluation
 
