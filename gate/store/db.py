@@ -94,7 +94,7 @@ def upgrade(url: str) -> None:
     command.upgrade(alembic_config(url), "head")
 
 
-class SchemaError(RuntimeError):
+class SchemaError(ValueError):
     """The store's schema is not the one this fusegate reads."""
 
 

@@ -68,3 +68,21 @@ def test_0004_moves_stored_runs_to_the_new_machine_id_and_labels(tmp_path):
 
 
 _ID_KEYS = ("arch", "cpu_model", "cpu_flags", "logical_cpus", "physical_cores", "sockets", "caches")
+
+
+def test_the_service_refuses_a_store_that_is_not_migrated_and_says_what_to_run(tmp_path, capsys):
+    """Migrations are a step (fusegate db upgrade, or fusegate serve's start-up), not a side effect of create_app."""
+    import pytest
+
+    from gate import cli
+    from gate.api.app import create_app
+
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    with pytest.raises(db.SchemaError, match=r"has no schema.*fusegate db upgrade"):
+        create_app(database_url=url, repo=tmp_path)
+    assert cli.main(["serve", "--no-upgrade", "--db", url]) == 2
+    assert "fusegate db upgrade" in capsys.readouterr().err
+    assert cli.main(["db", "upgrade", "--db", url]) == 0
+    current, head = db.revisions(url)
+    assert current == head
+    create_app(database_url=url, repo=tmp_path)  # now it serves
