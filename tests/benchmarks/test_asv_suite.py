@@ -144,6 +144,7 @@ def test_grids_cover_every_task_and_implementation(discovered):
     assert collector["params"][1] == [repr(i) for i in kernels.IMPLS] and collector["unit"] == "us"
 
 
+@pytest.mark.slow
 def test_collector_suite_measures_every_case_and_writes_the_sidecar():
     """The collector suite's one measuring process, shrunk to a few envs and steps, under a placement."""
     code = (
@@ -171,6 +172,7 @@ def test_collector_suite_measures_every_case_and_writes_the_sidecar():
     assert all(r["threads"] == 1 and r["num_envs"] == 4 for r in reports)
 
 
+@pytest.mark.slow
 def test_the_gates_collector_cells_check_rollouts_and_pair_steps_and_name_a_broken_collector():
     """CollectorCheck's one process (the quick grid) and a CollectorPaired process, one collector made to raise."""
     code = (
@@ -254,6 +256,7 @@ def test_asv_environment_pins_match_the_package():
     assert "--no-deps" in conf["build_command"][0] and "--no-deps" in conf["install_command"][0]
 
 
+@pytest.mark.slow
 def test_suite_runs_once_and_writes_the_sidecar(tmp_path):
     """One cheap benchmark through asv_runner's own code path, under a placement, leaves a traceable sidecar."""
     code = (

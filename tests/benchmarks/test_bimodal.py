@@ -5,9 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_each_arm_runs_in_fresh_processes_and_is_reported(tmp_path):
     out = tmp_path / "rows.json"
     done = subprocess.run(

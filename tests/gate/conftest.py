@@ -34,7 +34,7 @@ def _postgres_migrated():
     return POSTGRES_URL
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url(request, tmp_path) -> str:
     """An empty, migrated store."""
     if request.param == "sqlite":

@@ -33,6 +33,7 @@ def test_parity_json_passes(capsys):
     assert {a["name"] for a in report["cases"][0]["arrays"]} >= {"reward", "done", "obs", "privileged_obs"}
 
 
+@pytest.mark.compile
 def test_parity_fails_with_exit_1(capsys, monkeypatch):
     from kernels.reference import g1_walk
 
@@ -45,6 +46,7 @@ def test_parity_fails_with_exit_1(capsys, monkeypatch):
     assert "parity FAILED" in out
 
 
+@pytest.mark.slow
 def test_bench_json_has_every_cell_and_the_copy(capsys):
     code = cli.main(
         [
@@ -145,6 +147,7 @@ def test_collect_json_is_one_object_with_the_documented_fields(capsys):
     assert set(report["us_per_env_step"]) == phases
 
 
+@pytest.mark.slow
 def test_collect_tables_with_the_physics_baseline_and_the_calls(capsys):
     argv = ["collect", "--task", "g1_motion", "--impl", "numpy,assembled", "--num-envs", "4", "--steps", "3"]
     assert cli.main([*argv, "--warmup", "0", "--physics-baseline", "--calls"]) == 0
@@ -192,6 +195,7 @@ def test_kernels_cost_without_valgrind_says_how_to_install_it(monkeypatch, capsy
     assert "apt-get install valgrind" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)"
 )

@@ -39,6 +39,7 @@ def _counts(url) -> tuple[int, int]:
         )
 
 
+@pytest.mark.slow
 def test_a_service_down_for_the_first_attempts_gets_the_results_exactly_once(setup, tmp_path):
     store, repo, results = setup
     spool = tmp_path / "spool"

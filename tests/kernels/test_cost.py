@@ -9,6 +9,8 @@ import pytest
 from kernels import cost
 from kernels.cost import callgrind
 
+pytestmark = pytest.mark.slow
+
 DUMP = """\
 version: 1
 creator: callgrind-3.19.0

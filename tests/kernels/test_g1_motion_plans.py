@@ -19,6 +19,7 @@ from kernels.reference import g1_motion as ref
 from kernels.spec import ObservationGroup, ObservationTerm, PlanError, RewardTerm, TerminationTerm
 from kernels.tasks import g1_motion as task
 from kernels.tasks import g1_motion_plan as motion_plan
+from tests.conftest import examples
 
 LIB = motion_plan.LIBRARY
 REWARDS = list(LIB["reward"])
@@ -65,7 +66,9 @@ def sub_plans(draw):
     )
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(15), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(plan=sub_plans(), seed=st.integers(0, 2**16), threads=st.sampled_from([1, 2]))
 def test_assembled_kernels_match_the_reference_on_sub_plans(plan, seed, threads):
     snap = kernels.make_inputs("g1_motion", N, seed)
@@ -103,6 +106,7 @@ def test_reference_follows_the_plan():
         np.testing.assert_array_equal(sub_snap[name], full_snap[name])
 
 
+@pytest.mark.compile
 def test_assembled_runs_a_library_term_twice_and_generic_refuses():
     twice = RewardTerm(name="body_pos_wide", fn="motion_body_pos", weight=0.25, params={"std": 1.5})
     plan = DEFAULT.replace(rewards=[*DEFAULT.rewards, twice])
@@ -167,6 +171,7 @@ def test_source_holds_only_what_the_plan_needs():
         assert present in body, present
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize(
     ("impl", "dispatcher"),
     [("assembled", "k.module.update_state_kernel"), ("assembled_generic", "generic_motion.generic_kernel")],

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from kernels import parity
 from kernels.assembled import g1_walk as assembled_walk
 from kernels.spec import ObservationGroup, ObservationTerm, RewardTerm, TerminationTerm
 from kernels.tasks import g1_walk_plan as walk_plan
+from tests.conftest import examples
 
 LIB = walk_plan.LIBRARY
 REWARDS = sorted(name for name in LIB["reward"] if name != "dof_acc")  # dof_acc reads qacc: never buildable
@@ -52,7 +54,9 @@ def sub_plans(draw):
     return walk_plan.build(rewards=rewards, terminations=terminations, observations=groups, noise_level=level)
 
 
-@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(8), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(plan=sub_plans(), seed=st.integers(0, 2**16), threads=st.sampled_from([1, 2]))
 def test_assembled_kernels_match_the_reference_on_sub_plans(plan, seed, threads):
     snap = kernels.make_inputs("g1_walk", N, seed)
@@ -85,6 +89,7 @@ def test_default_source_has_literals_and_no_runtime_lookups():
     assert "noise_u" not in quiet.split("def update_state_kernel", 1)[1].split(":", 1)[1]
 
 
+@pytest.mark.compile
 def test_a_cached_assembled_kernel_loads_without_compiling_in_a_fresh_process():
     code = (
         "import time, kernels\n"

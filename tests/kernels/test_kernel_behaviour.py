@@ -123,6 +123,7 @@ def test_walk_infinities_are_not_nan(impl):
     assert done.sum() == 1
 
 
+@pytest.mark.compile
 def test_a_second_clone_of_the_same_sources_loads_the_first_ones_compiled_kernels(tmp_path):
     """Numba files a function under its directory's absolute path; ``kernels._cache.PackageLocator`` files this
     package's under their place in it, so a fresh clone (or asv environment) compiles nothing already compiled."""

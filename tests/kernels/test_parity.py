@@ -14,10 +14,20 @@ CASES = [
 ]
 
 
+# (num_envs, threads, noise_level): every pair of values of any two of them is in PAIRWISE (the quick lane);
+# the full lane runs the whole product.
+PAIRWISE = {(1, 1, 0.0), (1, 2, 1.0), (7, 1, 1.0), (7, 2, 0.0), (1000, 1, 0.0), (1000, 2, 1.0), (4099, 1, 1.0),
+            (4099, 2, 0.0)}  # fmt: skip
+GRID = [
+    pytest.param(n, t, noise, marks=() if (n, t, noise) in PAIRWISE else pytest.mark.slow)
+    for n in (1, 7, 1000, 4099)
+    for t in (1, 2)
+    for noise in (0.0, 1.0)
+]
+
+
 @pytest.mark.parametrize(("task", "impl"), CASES)
-@pytest.mark.parametrize("num_envs", [1, 7, 1000, 4099])
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("noise_level", [0.0, 1.0])
+@pytest.mark.parametrize(("num_envs", "threads", "noise_level"), GRID)
 def test_parity_with_reference(task, impl, num_envs, threads, noise_level):
     for seed in (num_envs, num_envs + 1):
         report = parity.compare(
@@ -74,3 +84,10 @@ def test_compare_many_runs_the_reference_once_and_names_a_raising_case(monkeypat
     assert isinstance(reports[1], ValueError) and "no_such_impl" in str(reports[1])
     with pytest.raises(ValueError, match="no_such_impl"):
         parity.compare_many(snap, task="g1_walk", cases=cases)
+
+
+def test_the_quick_lanes_parity_grid_covers_every_pair_of_values():
+    grid = [p.values for p in GRID]
+    assert len(grid) == 16 and len(PAIRWISE) == 8
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        assert {(g[a], g[b]) for g in grid} == {(g[a], g[b]) for g in PAIRWISE}

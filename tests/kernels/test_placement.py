@@ -88,6 +88,7 @@ def _cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
+@pytest.mark.slow
 def test_apply_changes_affinity_memory_policy_and_threads():
     cpu = _cpus()[-1]
     node = next(iter(numa_nodes()))

@@ -6,6 +6,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 
 from gate.ingest import asv_dir
@@ -104,6 +105,7 @@ def test_a_duplicate_upload_is_stored_once(client, service, tmp_path):
     assert _counts(url)[0] == 1
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_uploads_all_land_once(service, tmp_path):
     """20 distinct runs (plus a duplicate of each) posted concurrently: 20 runs stored, none lost or doubled."""
     base_url, url, (_, base, _) = service

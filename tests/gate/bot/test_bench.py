@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.gate import gitrepo
 from tests.gate.bot import bench
 from tests.gate.bot.conftest import POLICY
 from tests.gate.test_evaluate import _measure
 
 
+@pytest.mark.slow
 def test_bot_bench_times_results_to_status(tmp_path, monkeypatch, capsys):
     repo = tmp_path / "repo"
     base = gitrepo.commit(repo, policy=POLICY, message="base")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -94,6 +95,7 @@ def test_github_502_then_200_posts_the_status_once(bot):
     assert len(bot.statuses()) == 1
 
 
+@pytest.mark.slow
 def test_rate_limits_are_waited_out(bot):
     reset = int(time.time()) + 2
     bot.github.fail("/statuses/", 403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)})
@@ -125,6 +127,7 @@ def test_the_comment_is_found_by_its_marker(bot):
     assert not bot.github.calls_to("/issues/7/comments", "POST")
 
 
+@pytest.mark.slow
 def test_a_pr_that_edits_the_policy_is_judged_by_the_base_policy(store_url, github, tmp_path):
     path = tmp_path / "repo"
     base = gitrepo.commit(path, policy='required_machines = ["runner-1", "runner-2"]\n', message="base")

@@ -15,6 +15,8 @@ from tests.gate.dashboard import history
 from tests.gate.test_evaluate import _measure
 from tests.gate.test_ingest import _ingest
 
+pytestmark = pytest.mark.slow
+
 CELL = {"metric": "paired", "task": "g1_walk", "impl": "assembled", "num_envs": 4096, "threads": 2}
 
 

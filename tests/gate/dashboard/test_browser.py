@@ -23,6 +23,7 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
          "--disable-component-update", "--disable-sync"]  # fmt: skip
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 CELL = "metric=paired&task=g1_walk&impl=assembled&num_envs=4096&threads=2"
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")

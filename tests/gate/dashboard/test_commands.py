@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gate import cli
 from tests.gate import gitrepo
 from tests.gate.test_evaluate import _measure
 
 
+@pytest.mark.slow
 def test_dashboard_bench_fills_and_times_every_page(tmp_path, monkeypatch, capsys):
     repo = tmp_path / "repo"
     gitrepo.commit(repo, policy='compare = ["assembled"]\n')

@@ -2,9 +2,13 @@
 
 import json
 
+import pytest
+
 from gate import cli
 from gate.store import db, queries
 from gate.tools import store_scale as scale
+
+pytestmark = pytest.mark.slow
 
 
 def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):

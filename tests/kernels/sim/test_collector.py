@@ -105,6 +105,7 @@ def test_report_has_the_documented_fields(task):
     assert report["overhead_us_per_env_step"] == pytest.approx(overhead)
 
 
+@pytest.mark.compile
 def test_an_implementation_that_cannot_serve_the_plan_fails_at_construction():
     plan = kernels.registry.default_plan("g1_walk")
     extended = plan.replace(rewards=[*plan.rewards, RewardTerm(name="torques", weight=-1e-4)])

@@ -109,6 +109,7 @@ def test_next_key_is_the_streams_next_call():
     assert len(set(keys) | {getters.stream(9, (1 << 56) + 2)}) == 4  # the streams of one seed do not meet
 
 
+@pytest.mark.slow
 def test_getter_noise_is_uniform_in_every_column():
     """The getters' two-draws-per-output path, over many rows: each column's mean and variance are U(0, 1)'s."""
     n = 4000
