@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import ruptures
 from asv.step_detect import detect_steps, solve_potts, solve_potts_approx
 
 PENALTY = 2.0  # chosen with compare_methods on this machine's A/A noise (docs/dashboard.md, "Change points")
@@ -45,6 +44,8 @@ def sigma(logs: np.ndarray) -> float:
 
 def _pelt_l1(logs: np.ndarray, sigma: float) -> list[int]:
     pen = PENALTY * max(sigma, 1e-9) * math.log(len(logs))
+    import ruptures  # only the comparison uses it; not imported at start-up
+
     return ruptures.Pelt(model="l1", min_size=2, jump=1).fit(logs).predict(pen=pen)[:-1]
 
 
@@ -53,11 +54,15 @@ L2_PENALTY = 8.0  # the best of 3, 8 and 20 for the least-squares cost in the sa
 
 def _pelt_l2(logs: np.ndarray, sigma: float) -> list[int]:
     pen = L2_PENALTY * max(sigma, 1e-9) ** 2 * math.log(len(logs))
+    import ruptures  # only the comparison uses it; not imported at start-up
+
     return ruptures.Pelt(model="l2", min_size=2, jump=1).fit(logs).predict(pen=pen)[:-1]
 
 
 def _binseg_l2(logs: np.ndarray, sigma: float) -> list[int]:
     pen = L2_PENALTY * max(sigma, 1e-9) ** 2 * math.log(len(logs))
+    import ruptures  # only the comparison uses it; not imported at start-up
+
     return ruptures.Binseg(model="l2", min_size=2, jump=1).fit(logs).predict(pen=pen)[:-1]
 
 

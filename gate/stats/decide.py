@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 import numpy as np
-from scipy.stats import false_discovery_control
 
 from gate.stats.estimate import CONFIDENCE, Estimate
 
@@ -39,6 +38,9 @@ def q_values(p_values: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values (scipy), in the input's order."""
     if not len(p_values):
         return []
+    # scipy.stats is 1 s of imports: paid by the first evaluation, not by the service's start-up.
+    from scipy.stats import false_discovery_control
+
     return [float(q) for q in false_discovery_control(np.asarray(p_values, dtype=float), method="bh")]
 
 
