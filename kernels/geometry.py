@@ -101,6 +101,9 @@ def _quat_from_euler(roll, pitch, yaw):
     )
 
 
+R22 = 8  # index of R[2, 2] in a row-major 9-tuple: (R(q)ᵀ g)_z = −R22 for g = (0, 0, −1)
+
+
 def _quat_to_mat(q):
     """R(q), row-major: (R00, R01, R02, R10, ..., R22)."""
     w, x, y, z = q

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from kernels.geometry import (
+    R22,
     mat_t_vec,
     mat_vec,
     quat_conj,
@@ -38,6 +39,7 @@ from kernels.kernel import Kernel, max_threads, padded_scratch
 from kernels.scalar import LANES, lanes3, lanes4, reduce_means, set_lanes
 from kernels.tasks import g1_motion as task
 from kernels.tasks import g1_motion_plan
+from kernels.tasks.g1_motion import BODY_ORI_DIM, BODY_POS_DIM
 
 DT = task.DT
 NB, NJ = task.NUM_BODIES, task.NUM_JOINTS
@@ -48,6 +50,8 @@ INV_VAR_APOS, INV_VAR_AORI, INV_VAR_BPOS, INV_VAR_BORI, INV_VAR_BLIN, INV_VAR_BA
 )
 MAX_ANCHOR_DZ, MAX_ANCHOR_GRAVITY_DZ, MAX_EE_DZ = task.TERMINATION_THRESHOLDS.values()
 N_TERMS = len(task.TERMS)
+# term_means slots, in the order of task.TERMS (the order of the weights above)
+K_APOS, K_AORI, K_BPOS, K_BORI, K_BLIN, K_BANG, K_RATE, K_LIMIT = range(N_TERMS)
 
 
 def _noisy_block(name: str) -> tuple[int, int, int, float]:
@@ -190,7 +194,7 @@ def update_state_kernel(
         anchor_angle = quat_diff_angle(qm, qa)
         f_anchor_ori = math.exp(-anchor_angle * anchor_angle * INV_VAR_AORI)
         fail = abs(anchor_err[2]) > MAX_ANCHOR_DZ
-        fail |= abs(quat_to_mat(qm)[8] - ra[8]) > MAX_ANCHOR_GRAVITY_DZ
+        fail |= abs(quat_to_mat(qm)[R22] - ra[R22]) > MAX_ANCHOR_GRAVITY_DZ
         for b in END_EFFECTORS:
             fail |= abs(float(rel_pos[i, b, 2]) - float(body_pos[i, b, 2])) > MAX_EE_DZ
 
@@ -225,11 +229,11 @@ def update_state_kernel(
             ori_err += lanes[L_ANGLE_SQ * LANES + b]
             for k in range(3):
                 rel_pos[i, b, k] = lanes[(L_NEW_REL_POS + k) * LANES + b]
-                c[C_BODY_POS + 3 * b + k] = lanes[(L_BODY_POS_B + k) * LANES + b]
+                c[C_BODY_POS + BODY_POS_DIM * b + k] = lanes[(L_BODY_POS_B + k) * LANES + b]
             for k in range(4):
                 rel_quat[i, b, k] = lanes[(L_NEW_REL_QUAT + k) * LANES + b]
             for k in range(6):
-                c[C_BODY_ORI + 6 * b + k] = lanes[(L_BODY_ORI_B + k) * LANES + b]
+                c[C_BODY_ORI + BODY_ORI_DIM * b + k] = lanes[(L_BODY_ORI_B + k) * LANES + b]
 
         f_body_pos = math.exp(-pos_err / NB * INV_VAR_BPOS)
         f_body_ori = math.exp(-ori_err / NB * INV_VAR_BORI)
@@ -284,14 +288,14 @@ def update_state_kernel(
             + W_LIMIT * limit
         )
         acc = scratch[tid]
-        acc[0] += f_anchor_pos
-        acc[1] += f_anchor_ori
-        acc[2] += f_body_pos
-        acc[3] += f_body_ori
-        acc[4] += f_body_lin
-        acc[5] += f_body_ang
-        acc[6] += rate
-        acc[7] += limit
+        acc[K_APOS] += f_anchor_pos
+        acc[K_AORI] += f_anchor_ori
+        acc[K_BPOS] += f_body_pos
+        acc[K_BORI] += f_body_ori
+        acc[K_BLIN] += f_body_lin
+        acc[K_BANG] += f_body_ang
+        acc[K_RATE] += rate
+        acc[K_LIMIT] += limit
 
     reduce_means(scratch, term_means, n)
 

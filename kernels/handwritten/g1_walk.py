@@ -19,6 +19,61 @@ from kernels.kernel import Kernel, max_threads, padded_scratch
 from kernels.scalar import has_nan, reduce_means, swing_height, wrap_2pi
 from kernels.tasks import g1_walk as task
 from kernels.tasks import g1_walk_plan
+from kernels.tasks.g1_walk import (
+    J_L_HIP_ROLL,
+    J_L_HIP_YAW,
+    J_L_KNEE,
+    J_R_HIP_ROLL,
+    J_R_HIP_YAW,
+    J_R_KNEE,
+    OBS_COMMAND,
+    OBS_DIM,
+    OBS_GRAVITY,
+    OBS_GYRO,
+    OBS_JOINT_POS,
+    OBS_JOINT_VEL,
+    OBS_LAST_ACT,
+    OBS_LINVEL,
+    OBS_PHASE,
+    PRIV_ACCEL,
+    PRIV_ACT_FORCE,
+    PRIV_AIR_TIME,
+    PRIV_ANGVEL,
+    PRIV_CONTACT,
+    PRIV_FOOT_LINVEL,
+    PRIV_GRAVITY,
+    PRIV_GYRO,
+    PRIV_HEIGHT,
+    PRIV_JOINT_POS,
+    PRIV_JOINT_VEL,
+    PRIV_LINVEL,
+    QPOS_BASE_Z,
+    QPOS_JOINTS,
+    QVEL_JOINTS,
+    S_ACCEL_PELVIS,
+    S_FOOT_FLOOR_L,
+    S_FOOT_FLOOR_R,
+    S_FOOT_FOOT,
+    S_FOOT_FORCE_Z_L,
+    S_FOOT_FORCE_Z_R,
+    S_FOOT_LINVEL,
+    S_FOOT_SHIN_L,
+    S_FOOT_SHIN_R,
+    S_GLOBAL_ANGVEL_PELVIS,
+    S_GLOBAL_ANGVEL_TORSO,
+    S_GLOBAL_LINVEL_PELVIS,
+    S_GYRO_PELVIS,
+    S_HAND_THIGH_L,
+    S_HAND_THIGH_R,
+    S_LOCAL_LINVEL_PELVIS,
+    S_ORIENTATION_PELVIS,
+    S_UPVECTOR_TORSO,
+    U_GRAVITY,
+    U_GYRO,
+    U_JOINT_POS,
+    U_JOINT_VEL,
+    U_LINVEL,
+)
 
 DT = task.DT
 INV_SIGMA = 1.0 / task.TRACKING_SIGMA
@@ -45,6 +100,24 @@ STILL, MASK_SPEED, SIDESTEP = task.STAND_STILL_CMD_NORM, task.PHASE_MASK_SPEED, 
     W_POSE,
 ) = task.REWARD_SCALES.values()
 N_TERMS = len(task.TERMS)
+# term_means slots, in the order of task.TERMS (the order of the weights above)
+(
+    K_LIN,
+    K_ANG,
+    K_ANGXY,
+    K_ORI,
+    K_SLIP,
+    K_AIR,
+    K_PHASE,
+    K_TERM,
+    K_STILL,
+    K_COLL,
+    K_FORCE,
+    K_HIP,
+    K_KNEE,
+    K_LIMITS,
+    K_POSE,
+) = range(N_TERMS)
 NJ = task.NUM_JOINTS
 N_LINVEL, N_GYRO, N_GRAV, N_QPOS, N_QVEL = (task.NOISE_SCALES[k] for k in task.NOISE_COLUMNS)
 
@@ -91,8 +164,8 @@ def update_state_kernel(
         p = priv[i]
 
         # Foot bookkeeping 1-3 (spec A4).
-        c0 = sd[i, 68] > 0.0
-        c1 = sd[i, 69] > 0.0
+        c0 = sd[i, S_FOOT_FLOOR_L] > 0.0
+        c1 = sd[i, S_FOOT_FLOOR_R] > 0.0
         c0f = 1.0 if c0 else 0.0
         c1f = 1.0 if c1 else 0.0
         air0 = air_time[i, 0]
@@ -112,62 +185,82 @@ def update_state_kernel(
         sum_sq = 0.0
         limits = 0.0
         for j in range(NJ):
-            dq = qpos[i, 7 + j] - q0[j]
+            dq = qpos[i, QPOS_JOINTS + j] - q0[j]
             sum_abs += abs(dq)
             sum_sq += dq * dq
-            limits += max(soft_lo[j] - qpos[i, 7 + j], 0.0) + max(qpos[i, 7 + j] - soft_hi[j], 0.0)
+            limits += max(soft_lo[j] - qpos[i, QPOS_JOINTS + j], 0.0) + max(
+                qpos[i, QPOS_JOINTS + j] - soft_hi[j], 0.0
+            )
         for j in range(NJ):
-            v = qpos[i, 7 + j] + (a_qpos * u[9 + j] - b_qpos) - q0[j]
-            o[12 + j] = v
-            p[12 + j] = v
+            v = qpos[i, QPOS_JOINTS + j] + (a_qpos * u[U_JOINT_POS + j] - b_qpos) - q0[j]
+            o[OBS_JOINT_POS + j] = v
+            p[OBS_JOINT_POS + j] = v
         for j in range(NJ):
-            v = qvel[i, 6 + j] + (a_qvel * u[38 + j] - b_qvel)
-            o[41 + j] = v
-            p[41 + j] = v
+            v = qvel[i, QVEL_JOINTS + j] + (a_qvel * u[U_JOINT_VEL + j] - b_qvel)
+            o[OBS_JOINT_VEL + j] = v
+            p[OBS_JOINT_VEL + j] = v
         for j in range(NJ):
             v = last_actions[i, j]
-            o[70 + j] = v
-            p[70 + j] = v
+            o[OBS_LAST_ACT + j] = v
+            p[OBS_LAST_ACT + j] = v
         for j in range(NJ):
-            p[118 + j] = qpos[i, 7 + j] - q0[j]
+            p[PRIV_JOINT_POS + j] = qpos[i, QPOS_JOINTS + j] - q0[j]
         for j in range(NJ):
-            p[147 + j] = qvel[i, 6 + j]
+            p[PRIV_JOINT_VEL + j] = qvel[i, QVEL_JOINTS + j]
         for j in range(NJ):
-            p[177 + j] = actuator_force[i, j]
-        d_hip0 = abs(qpos[i, 8] - q0[1])
-        d_hip1 = abs(qpos[i, 9] - q0[2])
-        d_hip2 = abs(qpos[i, 14] - q0[7])
-        d_hip3 = abs(qpos[i, 15] - q0[8])
-        knee = abs(qpos[i, 10] - q0[3]) + abs(qpos[i, 16] - q0[9])
+            p[PRIV_ACT_FORCE + j] = actuator_force[i, j]
+        d_hip0 = abs(qpos[i, QPOS_JOINTS + J_L_HIP_ROLL] - q0[J_L_HIP_ROLL])
+        d_hip1 = abs(qpos[i, QPOS_JOINTS + J_L_HIP_YAW] - q0[J_L_HIP_YAW])
+        d_hip2 = abs(qpos[i, QPOS_JOINTS + J_R_HIP_ROLL] - q0[J_R_HIP_ROLL])
+        d_hip3 = abs(qpos[i, QPOS_JOINTS + J_R_HIP_YAW] - q0[J_R_HIP_YAW])
+        knee = abs(qpos[i, QPOS_JOINTS + J_L_KNEE] - q0[J_L_KNEE]) + abs(
+            qpos[i, QPOS_JOINTS + J_R_KNEE] - q0[J_R_KNEE]
+        )
 
         # Termination (spec A5).
-        is_done = sd[i, 2] < 0.0 or sd[i, 70] > 0.0 or sd[i, 71] > 0.0 or sd[i, 72] > 0.0 or nan
+        is_done = (
+            sd[i, S_UPVECTOR_TORSO + 2] < 0.0
+            or sd[i, S_FOOT_FOOT] > 0.0
+            or sd[i, S_FOOT_SHIN_L] > 0.0
+            or sd[i, S_FOOT_SHIN_R] > 0.0
+            or nan
+        )
 
         # Base quantities.
         cx = commands[i, 0]
         cy = commands[i, 1]
         cz = commands[i, 2]
         cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz)
-        vx = sd[i, 6]
-        vy = sd[i, 7]
-        vz = sd[i, 8]
-        gx = sd[i, 18]
-        gy = sd[i, 19]
-        gz = sd[i, 20]
-        qw = sd[i, 34]
-        qx = sd[i, 35]
-        qy = sd[i, 36]
-        qz = sd[i, 37]
+        vx = sd[i, S_LOCAL_LINVEL_PELVIS]
+        vy = sd[i, S_LOCAL_LINVEL_PELVIS + 1]
+        vz = sd[i, S_LOCAL_LINVEL_PELVIS + 2]
+        gx = sd[i, S_GYRO_PELVIS]
+        gy = sd[i, S_GYRO_PELVIS + 1]
+        gz = sd[i, S_GYRO_PELVIS + 2]
+        qw = sd[i, S_ORIENTATION_PELVIS]
+        qx = sd[i, S_ORIENTATION_PELVIS + 1]
+        qy = sd[i, S_ORIENTATION_PELVIS + 2]
+        qz = sd[i, S_ORIENTATION_PELVIS + 3]
         grav_x = -2.0 * (qx * qz - qw * qy)
         grav_y = -2.0 * (qy * qz + qw * qx)
         grav_z = -(1.0 - 2.0 * (qx * qx + qy * qy))
-        speed_xy = math.sqrt(sd[i, 41] * sd[i, 41] + sd[i, 42] * sd[i, 42])
+        speed_xy = math.sqrt(
+            sd[i, S_GLOBAL_LINVEL_PELVIS] * sd[i, S_GLOBAL_LINVEL_PELVIS]
+            + sd[i, S_GLOBAL_LINVEL_PELVIS + 1] * sd[i, S_GLOBAL_LINVEL_PELVIS + 1]
+        )
 
         # Reward terms (spec A4), unweighted.
         f_lin = math.exp(-((cx - vx) * (cx - vx) + (cy - vy) * (cy - vy)) * INV_SIGMA)
         f_ang = math.exp(-(cz - gz) * (cz - gz) * INV_SIGMA)
-        f_angxy = sd[i, 44] * sd[i, 44] + sd[i, 45] * sd[i, 45]
-        f_ori = (sd[i, 0] - OX) ** 2 + (sd[i, 1] - OY) ** 2 + (sd[i, 2] - OZ) ** 2
+        f_angxy = (
+            sd[i, S_GLOBAL_ANGVEL_TORSO] * sd[i, S_GLOBAL_ANGVEL_TORSO]
+            + sd[i, S_GLOBAL_ANGVEL_TORSO + 1] * sd[i, S_GLOBAL_ANGVEL_TORSO + 1]
+        )
+        f_ori = (
+            (sd[i, S_UPVECTOR_TORSO] - OX) ** 2
+            + (sd[i, S_UPVECTOR_TORSO + 1] - OY) ** 2
+            + (sd[i, S_UPVECTOR_TORSO + 2] - OZ) ** 2
+        )
         f_slip = speed_xy * (c0f + c1f)
         f_air = 0.0
         if first0:
@@ -176,12 +269,16 @@ def update_state_kernel(
             f_air += min(air1 - AIR_MIN, AIR_CLIP)
         e0 = z0 - swing_height(phase[i, 0], H)
         e1 = z1 - swing_height(phase[i, 1], H)
-        moving = speed_xy > MASK_SPEED or abs(sd[i, 49]) > MASK_SPEED or cmd_norm > STILL
+        moving = (
+            speed_xy > MASK_SPEED or abs(sd[i, S_GLOBAL_ANGVEL_PELVIS + 2]) > MASK_SPEED or cmd_norm > STILL
+        )
         f_phase = math.exp(-(e0 * e0 + e1 * e1) / 0.01) if moving else 0.0
         f_term = 1.0 if is_done else 0.0
         f_still = sum_abs if cmd_norm < STILL else 0.0
-        f_coll = 1.0 if (sd[i, 73] > 0.0 or sd[i, 74] > 0.0) else 0.0
-        f_force = max(abs(sd[i, 64]) - FMAX, 0.0) + max(abs(sd[i, 67]) - FMAX, 0.0)
+        f_coll = 1.0 if (sd[i, S_HAND_THIGH_L] > 0.0 or sd[i, S_HAND_THIGH_R] > 0.0) else 0.0
+        f_force = max(abs(sd[i, S_FOOT_FORCE_Z_L]) - FMAX, 0.0) + max(
+            abs(sd[i, S_FOOT_FORCE_Z_R]) - FMAX, 0.0
+        )
         # Sidestepping (cmd_vy > 0.1) frees the hip_roll joints: weights (0, 1, 0, 1).
         f_hip = d_hip1 + d_hip3 if cy > SIDESTEP else d_hip0 + d_hip1 + d_hip2 + d_hip3
 
@@ -204,69 +301,69 @@ def update_state_kernel(
         )
         done[i] = 1 if is_done else 0
         acc = scratch[tid]
-        acc[0] += f_lin
-        acc[1] += f_ang
-        acc[2] += f_angxy
-        acc[3] += f_ori
-        acc[4] += f_slip
-        acc[5] += f_air
-        acc[6] += f_phase
-        acc[7] += f_term
-        acc[8] += f_still
-        acc[9] += f_coll
-        acc[10] += f_force
-        acc[11] += f_hip
-        acc[12] += knee
-        acc[13] += limits
-        acc[14] += sum_sq
+        acc[K_LIN] += f_lin
+        acc[K_ANG] += f_ang
+        acc[K_ANGXY] += f_angxy
+        acc[K_ORI] += f_ori
+        acc[K_SLIP] += f_slip
+        acc[K_AIR] += f_air
+        acc[K_PHASE] += f_phase
+        acc[K_TERM] += f_term
+        acc[K_STILL] += f_still
+        acc[K_COLL] += f_coll
+        acc[K_FORCE] += f_force
+        acc[K_HIP] += f_hip
+        acc[K_KNEE] += knee
+        acc[K_LIMITS] += limits
+        acc[K_POSE] += sum_sq
 
         # Observation `state` (spec A3); the phase is the one before its advance.
-        o[0] = vx + (a_linvel * u[0] - b_linvel)
-        o[1] = vy + (a_linvel * u[1] - b_linvel)
-        o[2] = vz + (a_linvel * u[2] - b_linvel)
-        o[3] = gx + (a_gyro * u[3] - b_gyro)
-        o[4] = gy + (a_gyro * u[4] - b_gyro)
-        o[5] = gz + (a_gyro * u[5] - b_gyro)
-        o[6] = grav_x + (a_grav * u[6] - b_grav)
-        o[7] = grav_y + (a_grav * u[7] - b_grav)
-        o[8] = grav_z + (a_grav * u[8] - b_grav)
-        o[9] = cx
-        o[10] = cy
-        o[11] = cz
+        o[OBS_LINVEL] = vx + (a_linvel * u[U_LINVEL] - b_linvel)
+        o[OBS_LINVEL + 1] = vy + (a_linvel * u[U_LINVEL + 1] - b_linvel)
+        o[OBS_LINVEL + 2] = vz + (a_linvel * u[U_LINVEL + 2] - b_linvel)
+        o[OBS_GYRO] = gx + (a_gyro * u[U_GYRO] - b_gyro)
+        o[OBS_GYRO + 1] = gy + (a_gyro * u[U_GYRO + 1] - b_gyro)
+        o[OBS_GYRO + 2] = gz + (a_gyro * u[U_GYRO + 2] - b_gyro)
+        o[OBS_GRAVITY] = grav_x + (a_grav * u[U_GRAVITY] - b_grav)
+        o[OBS_GRAVITY + 1] = grav_y + (a_grav * u[U_GRAVITY + 1] - b_grav)
+        o[OBS_GRAVITY + 2] = grav_z + (a_grav * u[U_GRAVITY + 2] - b_grav)
+        o[OBS_COMMAND] = cx
+        o[OBS_COMMAND + 1] = cy
+        o[OBS_COMMAND + 2] = cz
         ph0 = phase[i, 0]
         ph1 = phase[i, 1]
-        o[99] = math.cos(ph0)
-        o[100] = math.cos(ph1)
-        o[101] = math.sin(ph0)
-        o[102] = math.sin(ph1)
-        for k in range(12):
+        o[OBS_PHASE] = math.cos(ph0)
+        o[OBS_PHASE + 1] = math.cos(ph1)
+        o[OBS_PHASE + 2] = math.sin(ph0)
+        o[OBS_PHASE + 3] = math.sin(ph1)
+        for k in range(OBS_JOINT_POS):  # linvel, gyro, gravity, command: the columns before the joint blocks
             p[k] = o[k]
-        for k in range(99, 103):
+        for k in range(OBS_PHASE, OBS_DIM):
             p[k] = o[k]
 
         # Privileged tail (spec A3), noise-free; the joint blocks were written in the joint loop.
-        p[103] = gx
-        p[104] = gy
-        p[105] = gz
-        p[106] = sd[i, 12]
-        p[107] = sd[i, 13]
-        p[108] = sd[i, 14]
-        p[109] = grav_x
-        p[110] = grav_y
-        p[111] = grav_z
-        p[112] = vx
-        p[113] = vy
-        p[114] = vz
-        p[115] = sd[i, 47]
-        p[116] = sd[i, 48]
-        p[117] = sd[i, 49]
-        p[176] = qpos[i, 2]
-        p[206] = c0f
-        p[207] = c1f
+        p[PRIV_GYRO] = gx
+        p[PRIV_GYRO + 1] = gy
+        p[PRIV_GYRO + 2] = gz
+        p[PRIV_ACCEL] = sd[i, S_ACCEL_PELVIS]
+        p[PRIV_ACCEL + 1] = sd[i, S_ACCEL_PELVIS + 1]
+        p[PRIV_ACCEL + 2] = sd[i, S_ACCEL_PELVIS + 2]
+        p[PRIV_GRAVITY] = grav_x
+        p[PRIV_GRAVITY + 1] = grav_y
+        p[PRIV_GRAVITY + 2] = grav_z
+        p[PRIV_LINVEL] = vx
+        p[PRIV_LINVEL + 1] = vy
+        p[PRIV_LINVEL + 2] = vz
+        p[PRIV_ANGVEL] = sd[i, S_GLOBAL_ANGVEL_PELVIS]
+        p[PRIV_ANGVEL + 1] = sd[i, S_GLOBAL_ANGVEL_PELVIS + 1]
+        p[PRIV_ANGVEL + 2] = sd[i, S_GLOBAL_ANGVEL_PELVIS + 2]
+        p[PRIV_HEIGHT] = qpos[i, QPOS_BASE_Z]
+        p[PRIV_CONTACT] = c0f
+        p[PRIV_CONTACT + 1] = c1f
         for k in range(6):
-            p[208 + k] = sd[i, 50 + k]
-        p[214] = air0
-        p[215] = air1
+            p[PRIV_FOOT_LINVEL + k] = sd[i, S_FOOT_LINVEL + k]
+        p[PRIV_AIR_TIME] = air0
+        p[PRIV_AIR_TIME + 1] = air1
 
         # Bookkeeping 5 and the phase advance.
         air_time[i, 0] = 0.0 if c0 else air0

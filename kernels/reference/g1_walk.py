@@ -143,7 +143,7 @@ def lin_vel_z(s: Step, p: object) -> np.ndarray:
 
 
 def base_height(s: Step, p: plan_lib.BaseHeight) -> np.ndarray:
-    return np.square(s.snap["qpos"][:, 2] - p.target)
+    return np.square(s.snap["qpos"][:, task.QPOS_BASE_Z] - p.target)
 
 
 def torques(s: Step, p: object) -> np.ndarray:
@@ -206,7 +206,7 @@ OBSERVATIONS = {
     "phase": lambda s: np.concatenate([np.cos(s.phase), np.sin(s.phase)], axis=1),
     "accelerometer": lambda s: s.sensordata[:, task.S_ACCEL_PELVIS : task.S_ACCEL_PELVIS + 3],
     "global_angvel": lambda s: s.global_angvel,
-    "base_height": lambda s: s.snap["qpos"][:, 2:3],
+    "base_height": lambda s: s.snap["qpos"][:, task.QPOS_BASE_Z : task.QPOS_BASE_Z + 1],
     "actuator_force": lambda s: s.snap["actuator_force"],
     "feet_contact": lambda s: s.contact,
     "feet_linvel": lambda s: s.sensordata[:, task.S_FOOT_LINVEL : task.S_FOOT_LINVEL + 6],
@@ -278,11 +278,11 @@ def update_state(snap: dict[str, np.ndarray], out: dict[str, np.ndarray], plan: 
     peak = snap["feet_peak_height"]
     np.maximum(peak, feet_z, out=peak)
 
-    q = qpos[:, 7:]
+    q = qpos[:, task.QPOS_JOINTS :]
     s = Step(
         q=q,
         dq=q - task.DEFAULT_POSE,
-        qd=qvel[:, 6:],
+        qd=qvel[:, task.QVEL_JOINTS :],
         local_linvel=sd[:, task.S_LOCAL_LINVEL_PELVIS : task.S_LOCAL_LINVEL_PELVIS + 3],
         gyro=sd[:, task.S_GYRO_PELVIS : task.S_GYRO_PELVIS + 3],
         gravity=gravity_in_frame(sd[:, task.S_ORIENTATION_PELVIS : task.S_ORIENTATION_PELVIS + 4]),
@@ -296,7 +296,7 @@ def update_state(snap: dict[str, np.ndarray], out: dict[str, np.ndarray], plan: 
         air_time=air.copy(),
         feet_z=feet_z,
         phase=snap["phase"].copy(),
-        foot_force_z=sd[:, [a + 2 for a in task.S_FOOT_FORCE]],
+        foot_force_z=sd[:, list(task.S_FOOT_FORCE_Z)],
         sensordata=sd,
         snap=snap,
     )

@@ -90,6 +90,10 @@ def _columns(dims: dict[str, int]) -> dict[str, int]:
     return {name: int(start) for name, start in zip(dims, starts, strict=True)}
 
 
+# Per-body widths of the critic's body blocks: a position, and a 6D rotation code (spec B5).
+BODY_POS_DIM = 3
+BODY_ORI_DIM = 6
+
 # Observation layouts (spec B5): block name -> width, in order.
 OBS_BLOCKS: dict[str, int] = {
     "command": 2 * NUM_JOINTS,
@@ -105,8 +109,8 @@ CRITIC_OBS_BLOCKS: dict[str, int] = {
     "command": 2 * NUM_JOINTS,
     "motion_anchor_pos_b": 3,
     "motion_anchor_ori_b": 6,
-    "body_pos": 3 * NUM_BODIES,
-    "body_ori": 6 * NUM_BODIES,
+    "body_pos": BODY_POS_DIM * NUM_BODIES,
+    "body_ori": BODY_ORI_DIM * NUM_BODIES,
     "base_lin_vel": 3,
     "base_ang_vel": 3,
     "joint_pos": NUM_JOINTS,

@@ -91,6 +91,13 @@ SOFT_LOWER, SOFT_UPPER = soft_limits(JOINT_RANGE, SOFT_LIMIT_FACTOR)
 # Joint indices (into the 29 actuated joints).
 HIP_ROLL_YAW = (1, 2, 7, 8)  # L hip_roll, L hip_yaw, R hip_roll, R hip_yaw
 KNEES = (3, 9)
+J_L_HIP_ROLL, J_L_HIP_YAW, J_R_HIP_ROLL, J_R_HIP_YAW = HIP_ROLL_YAW
+J_L_KNEE, J_R_KNEE = KNEES
+
+# qpos / qvel layout: a free base (qpos 7 = xyz + quat, qvel 6), then the 29 joints in spec order.
+QPOS_BASE_Z = 2
+QPOS_JOINTS = 7  # qpos[7:36]
+QVEL_JOINTS = 6  # qvel[6:35]
 
 # sensordata addresses of scene_mjx_feetonly_flat_terrain.xml (spec C).
 S_UPVECTOR_TORSO = 0
@@ -108,12 +115,19 @@ S_FOOT_FLOOR = (68, 69)  # found: L foot-floor, R foot-floor
 S_FOOT_FOOT = 70  # found: R foot - L foot
 S_FOOT_SHIN = (71, 72)  # found: L foot - R shin, R foot - L shin
 S_HAND_THIGH = (73, 74)  # found: L hand - L thigh, R hand - R thigh
+# The same addresses one by one, for the fused kernels (Numba folds module-level ints to literals).
+S_FOOT_FORCE_Z = tuple(a + 2 for a in S_FOOT_FORCE)  # z of the left, right foot force
+S_FOOT_FORCE_Z_L, S_FOOT_FORCE_Z_R = S_FOOT_FORCE_Z
+S_FOOT_FLOOR_L, S_FOOT_FLOOR_R = S_FOOT_FLOOR
+S_FOOT_SHIN_L, S_FOOT_SHIN_R = S_FOOT_SHIN
+S_HAND_THIGH_L, S_HAND_THIGH_R = S_HAND_THIGH
 
 # Observation noise scales, in the order of the noise_u columns (spec E2).
 NOISE_LEVEL = 1.0
 NOISE_SCALES = {"linvel": 0.1, "gyro": 0.2, "gravity": 0.05, "joint_pos": 0.03, "joint_vel": 1.5}
 NOISE_COLUMNS = {"linvel": 0, "gyro": 3, "gravity": 6, "joint_pos": 9, "joint_vel": 38}
 NOISE_DIM = 67
+U_LINVEL, U_GYRO, U_GRAVITY, U_JOINT_POS, U_JOINT_VEL = NOISE_COLUMNS.values()
 
 OBS_DIM = 103
 PRIVILEGED_OBS_DIM = 216
