@@ -10,13 +10,10 @@ hand-written kernel (``fusegate kernels show-source --task g1_walk``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
-
-from kernels.assembled.source import Source, literal, load_module, module_path
-from kernels.kernel import Kernel, max_threads, padded_scratch
+from kernels.assembled import codegen
+from kernels.assembled.codegen import Source, literal
 from kernels.spec import TaskPlan
 from kernels.tasks import g1_walk as task
 
@@ -25,8 +22,8 @@ BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "contact": (
         (),
         (
-            "c0 = sd[i, 68] > 0.0",
-            "c1 = sd[i, 69] > 0.0",
+            "c0 = sd[i, S_FOOT_FLOOR_L] > 0.0",
+            "c1 = sd[i, S_FOOT_FLOOR_R] > 0.0",
             "c0f = 1.0 if c0 else 0.0",
             "c1f = 1.0 if c1 else 0.0",
         ),
@@ -48,42 +45,64 @@ BLOCKS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "cmd": ((), ("cx = commands[i, 0]", "cy = commands[i, 1]", "cz = commands[i, 2]")),
     "cmd_norm": (("cmd",), ("cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz)",)),
-    "linvel": ((), ("vx = sd[i, 6]", "vy = sd[i, 7]", "vz = sd[i, 8]")),
-    "gyro": ((), ("gx = sd[i, 18]", "gy = sd[i, 19]", "gz = sd[i, 20]")),
+    "linvel": (
+        (),
+        (
+            "vx = sd[i, S_LOCAL_LINVEL_PELVIS]",
+            "vy = sd[i, S_LOCAL_LINVEL_PELVIS + 1]",
+            "vz = sd[i, S_LOCAL_LINVEL_PELVIS + 2]",
+        ),
+    ),
+    "gyro": (
+        (),
+        ("gx = sd[i, S_GYRO_PELVIS]", "gy = sd[i, S_GYRO_PELVIS + 1]", "gz = sd[i, S_GYRO_PELVIS + 2]"),
+    ),
     "gravity": (
         (),
         (
-            "qw = sd[i, 34]",
-            "qx = sd[i, 35]",
-            "qy = sd[i, 36]",
-            "qz = sd[i, 37]",
+            "qw = sd[i, S_ORIENTATION_PELVIS]",
+            "qx = sd[i, S_ORIENTATION_PELVIS + 1]",
+            "qy = sd[i, S_ORIENTATION_PELVIS + 2]",
+            "qz = sd[i, S_ORIENTATION_PELVIS + 3]",
             "grav_x = -2.0 * (qx * qz - qw * qy)",
             "grav_y = -2.0 * (qy * qz + qw * qx)",
             "grav_z = -(1.0 - 2.0 * (qx * qx + qy * qy))",
         ),
     ),
-    "speed_xy": ((), ("speed_xy = math.sqrt(sd[i, 41] * sd[i, 41] + sd[i, 42] * sd[i, 42])",)),
+    "speed_xy": (
+        (),
+        (
+            "speed_xy = math.sqrt(sd[i, S_GLOBAL_LINVEL_PELVIS] * sd[i, S_GLOBAL_LINVEL_PELVIS]"
+            " + sd[i, S_GLOBAL_LINVEL_PELVIS + 1] * sd[i, S_GLOBAL_LINVEL_PELVIS + 1])",
+        ),
+    ),
     "phase": ((), ("ph0 = phase[i, 0]", "ph1 = phase[i, 1]")),
     "nan": ((), ("nan = has_nan(qpos[i]) or has_nan(qvel[i])",)),
     "hip": (
         (),
         (
-            "d_hip0 = abs(qpos[i, 8] - Q0[1])",
-            "d_hip1 = abs(qpos[i, 9] - Q0[2])",
-            "d_hip2 = abs(qpos[i, 14] - Q0[7])",
-            "d_hip3 = abs(qpos[i, 15] - Q0[8])",
+            "d_hip0 = abs(qpos[i, QPOS_JOINTS + J_L_HIP_ROLL] - Q0[J_L_HIP_ROLL])",
+            "d_hip1 = abs(qpos[i, QPOS_JOINTS + J_L_HIP_YAW] - Q0[J_L_HIP_YAW])",
+            "d_hip2 = abs(qpos[i, QPOS_JOINTS + J_R_HIP_ROLL] - Q0[J_R_HIP_ROLL])",
+            "d_hip3 = abs(qpos[i, QPOS_JOINTS + J_R_HIP_YAW] - Q0[J_R_HIP_YAW])",
         ),
     ),
-    "knee": ((), ("knee = abs(qpos[i, 10] - Q0[3]) + abs(qpos[i, 16] - Q0[9])",)),
+    "knee": (
+        (),
+        (
+            "knee = abs(qpos[i, QPOS_JOINTS + J_L_KNEE] - Q0[J_L_KNEE])"
+            " + abs(qpos[i, QPOS_JOINTS + J_R_KNEE] - Q0[J_R_KNEE])",
+        ),
+    ),
 }
 JOINT_BLOCKS = ("nan", "hip", "knee")
 # Sums over the 29 joints, computed in one loop when any term needs them: name -> loop-body increment.
 JOINT_SUMS = {
-    "sum_abs": "abs(qpos[i, 7 + j] - Q0[j])",
-    "sum_sq": "(qpos[i, 7 + j] - Q0[j]) * (qpos[i, 7 + j] - Q0[j])",
-    "limits": "max(SOFT_LO[j] - qpos[i, 7 + j], 0.0) + max(qpos[i, 7 + j] - SOFT_HI[j], 0.0)",
+    "sum_abs": "abs(qpos[i, QPOS_JOINTS + j] - Q0[j])",
+    "sum_sq": "(qpos[i, QPOS_JOINTS + j] - Q0[j]) * (qpos[i, QPOS_JOINTS + j] - Q0[j])",
+    "limits": "max(SOFT_LO[j] - qpos[i, QPOS_JOINTS + j], 0.0) + max(qpos[i, QPOS_JOINTS + j] - SOFT_HI[j], 0.0)",
     "sum_torque": "abs(actuator_force[i, j])",
-    "sum_energy": "abs(qvel[i, 6 + j]) * abs(actuator_force[i, j])",
+    "sum_energy": "abs(qvel[i, QVEL_JOINTS + j]) * abs(actuator_force[i, j])",
     "sum_rate": "(actions[i, j] - last_actions[i, j]) * (actions[i, j] - last_actions[i, j])",
 }
 
@@ -102,11 +121,18 @@ REWARDS: dict[str, Snippet] = {
         ("{out} = math.exp(-((cx - vx) * (cx - vx) + (cy - vy) * (cy - vy)) * {inv_sigma})",),
     ),
     "tracking_ang_vel": Snippet(("cmd", "gyro"), ("{out} = math.exp(-(cz - gz) * (cz - gz) * {inv_sigma})",)),
-    "ang_vel_xy": Snippet((), ("{out} = sd[i, 44] * sd[i, 44] + sd[i, 45] * sd[i, 45]",)),
+    "ang_vel_xy": Snippet(
+        (),
+        (
+            "{out} = sd[i, S_GLOBAL_ANGVEL_TORSO] * sd[i, S_GLOBAL_ANGVEL_TORSO]"
+            " + sd[i, S_GLOBAL_ANGVEL_TORSO + 1] * sd[i, S_GLOBAL_ANGVEL_TORSO + 1]",
+        ),
+    ),
     "orientation": Snippet(
         (),
         (
-            "{out} = (sd[i, 0] - {target_x}) ** 2 + (sd[i, 1] - {target_y}) ** 2 + (sd[i, 2] - {target_z}) ** 2",
+            "{out} = (sd[i, S_UPVECTOR_TORSO] - {target_x}) ** 2 + (sd[i, S_UPVECTOR_TORSO + 1] - {target_y}) ** 2"
+            " + (sd[i, S_UPVECTOR_TORSO + 2] - {target_z}) ** 2",
         ),
     ),
     "feet_slip": Snippet(("speed_xy", "contact"), ("{out} = speed_xy * (c0f + c1f)",)),
@@ -124,7 +150,7 @@ REWARDS: dict[str, Snippet] = {
         ("feet", "phase", "speed_xy", "cmd_norm"),
         (
             "{out} = 0.0",
-            "if speed_xy > {mask_speed} or abs(sd[i, 49]) > {mask_speed} or cmd_norm > {mask_command}:",
+            "if speed_xy > {mask_speed} or abs(sd[i, S_GLOBAL_ANGVEL_PELVIS + 2]) > {mask_speed} or cmd_norm > {mask_command}:",
             "    {t}e0 = z0 - swing_height(ph0, {swing_height})",
             "    {t}e1 = z1 - swing_height(ph1, {swing_height})",
             "    {out} = math.exp(-({t}e0 * {t}e0 + {t}e1 * {t}e1) * {inv_sigma})",
@@ -134,9 +160,15 @@ REWARDS: dict[str, Snippet] = {
     "stand_still": Snippet(
         ("cmd_norm", "sum_abs"), ("{out} = sum_abs if cmd_norm < {command_threshold} else 0.0",)
     ),
-    "collision": Snippet((), ("{out} = 1.0 if (sd[i, 73] > 0.0 or sd[i, 74] > 0.0) else 0.0",)),
+    "collision": Snippet(
+        (), ("{out} = 1.0 if (sd[i, S_HAND_THIGH_L] > 0.0 or sd[i, S_HAND_THIGH_R] > 0.0) else 0.0",)
+    ),
     "contact_force": Snippet(
-        (), ("{out} = max(abs(sd[i, 64]) - {max_force}, 0.0) + max(abs(sd[i, 67]) - {max_force}, 0.0)",)
+        (),
+        (
+            "{out} = max(abs(sd[i, S_FOOT_FORCE_Z_L]) - {max_force}, 0.0)"
+            " + max(abs(sd[i, S_FOOT_FORCE_Z_R]) - {max_force}, 0.0)",
+        ),
     ),
     "joint_deviation_hip": Snippet(
         ("cmd", "hip"),
@@ -145,17 +177,23 @@ REWARDS: dict[str, Snippet] = {
     "joint_deviation_knee": Snippet(("knee",), ("{out} = knee",)),
     "dof_pos_limits": Snippet(("limits",), ("{out} = limits",)),
     "pose": Snippet(("sum_sq",), ("{out} = sum_sq",)),
-    "lin_vel_z": Snippet((), ("{out} = sd[i, 43] * sd[i, 43] + sd[i, 40] * sd[i, 40]",)),
-    "base_height": Snippet((), ("{out} = (qpos[i, 2] - {target}) ** 2",)),
+    "lin_vel_z": Snippet(
+        (),
+        (
+            "{out} = sd[i, S_GLOBAL_LINVEL_PELVIS + 2] * sd[i, S_GLOBAL_LINVEL_PELVIS + 2]"
+            " + sd[i, S_GLOBAL_LINVEL_TORSO + 2] * sd[i, S_GLOBAL_LINVEL_TORSO + 2]",
+        ),
+    ),
+    "base_height": Snippet((), ("{out} = (qpos[i, QPOS_BASE_Z] - {target}) ** 2",)),
     "torques": Snippet(("sum_torque",), ("{out} = sum_torque",)),
     "action_rate": Snippet(("sum_rate",), ("{out} = sum_rate",)),
     "energy": Snippet(("sum_energy",), ("{out} = sum_energy",)),
     "alive": Snippet((), ("{out} = 1.0",)),
 }
 TERMINATIONS: dict[str, Snippet] = {
-    "torso_upside_down": Snippet((), ("sd[i, 2] < 0.0",)),
-    "feet_contact": Snippet((), ("sd[i, 70] > 0.0",)),
-    "foot_shin_contact": Snippet((), ("sd[i, 71] > 0.0 or sd[i, 72] > 0.0",)),
+    "torso_upside_down": Snippet((), ("sd[i, S_UPVECTOR_TORSO + 2] < 0.0",)),
+    "feet_contact": Snippet((), ("sd[i, S_FOOT_FOOT] > 0.0",)),
+    "foot_shin_contact": Snippet((), ("sd[i, S_FOOT_SHIN_L] > 0.0 or sd[i, S_FOOT_SHIN_R] > 0.0",)),
     "nan_state": Snippet(("nan",), ("nan",)),
 }
 
@@ -174,16 +212,25 @@ OBSERVATIONS: dict[str, Block] = {
     "gyro": Block(("gyro",), ("gx", "gy", "gz")),
     "gravity": Block(("gravity",), ("grav_x", "grav_y", "grav_z")),
     "command": Block(("cmd",), ("cx", "cy", "cz")),
-    "joint_pos": Block(loop="qpos[i, 7 + j] - Q0[j]"),
-    "joint_vel": Block(loop="qvel[i, 6 + j]"),
+    "joint_pos": Block(loop="qpos[i, QPOS_JOINTS + j] - Q0[j]"),
+    "joint_vel": Block(loop="qvel[i, QVEL_JOINTS + j]"),
     "last_act": Block(loop="last_actions[i, j]"),
     "phase": Block(("phase",), ("math.cos(ph0)", "math.cos(ph1)", "math.sin(ph0)", "math.sin(ph1)")),
-    "accelerometer": Block((), ("sd[i, 12]", "sd[i, 13]", "sd[i, 14]")),
-    "global_angvel": Block((), ("sd[i, 47]", "sd[i, 48]", "sd[i, 49]")),
-    "base_height": Block((), ("qpos[i, 2]",)),
+    "accelerometer": Block(
+        (), ("sd[i, S_ACCEL_PELVIS]", "sd[i, S_ACCEL_PELVIS + 1]", "sd[i, S_ACCEL_PELVIS + 2]")
+    ),
+    "global_angvel": Block(
+        (),
+        (
+            "sd[i, S_GLOBAL_ANGVEL_PELVIS]",
+            "sd[i, S_GLOBAL_ANGVEL_PELVIS + 1]",
+            "sd[i, S_GLOBAL_ANGVEL_PELVIS + 2]",
+        ),
+    ),
+    "base_height": Block((), ("qpos[i, QPOS_BASE_Z]",)),
     "actuator_force": Block(loop="actuator_force[i, j]"),
     "feet_contact": Block(("contact",), ("c0f", "c1f")),
-    "feet_linvel": Block((), tuple(f"sd[i, {50 + k}]" for k in range(6))),
+    "feet_linvel": Block((), ("sd[i, S_FOOT_LINVEL]", *(f"sd[i, S_FOOT_LINVEL + {k}]" for k in range(1, 6)))),
     "feet_air_time": Block(("feet",), ("air0", "air1")),
 }
 
@@ -241,31 +288,10 @@ def _emit_joint_sums(src: Source, needs: set[str]) -> None:
 
 def generate(plan: TaskPlan) -> str:
     """The source of a module defining ``update_state_kernel`` for ``plan``."""
-    groups = [g.name for g in plan.observations]
     src = Source()
-    src(
-        f'"""Generated by fusegate from g1_walk plan {plan.hash}. Do not edit: edit the plan."""',
-        "",
-        "import math",
-        "",
-        "import numba",
-        "import numpy as np",
-        "from numba import njit, prange",
-        "",
-        "from kernels.scalar import has_nan, reduce_means, swing_height, wrap_2pi",
-        "",
-        f"DT = {literal(plan.dt)}",
-        f"NJ = {task.NUM_JOINTS}",
-        f"Q0 = np.array({task.DEFAULT_POSE.tolist()!r})",
-        f"SOFT_LO = np.array({task.SOFT_LOWER.tolist()!r})",
-        f"SOFT_HI = np.array({task.SOFT_UPPER.tolist()!r})",
-        "",
-        "",
-        '@njit(parallel=True, cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"})',
-        f"def update_state_kernel({', '.join([*ARGS, 'reward', 'done', *(f'out_{g}' for g in groups), 'term_means', 'scratch'])}):",
-    ).indent()
-    src("n = qpos.shape[0]", "scratch[:, :] = 0.0", "for i in prange(n):").indent()
-    src("tid = numba.get_thread_id()")
+    codegen.kernel(
+        src, args=[*ARGS, *codegen.outputs(plan)], scratch=["scratch"], n_from="qpos", fastmath=True
+    )
     # Shared quantities, each computed once; "feet" and "phase" carry the bookkeeping every plan has. The
     # per-joint work comes first and the 29-wide observation blocks are written right after it, while the
     # env's joint rows are hot (measured: emitting them after the rewards cost 3-8% at 131072 envs).
@@ -280,18 +306,14 @@ def generate(plan: TaskPlan) -> str:
     _emit_blocks(src, needs, tuple(name for name in BLOCKS if name not in ("contact", "feet", *JOINT_BLOCKS)))
 
     # Termination (spec A5) and the reward terms, with parameters and weights as literals.
-    conditions = [f"({TERMINATIONS[t.fn].lines[0]})" for t in plan.terminations]
-    src(f"is_done = {' or '.join(conditions) or 'False'}")
-    for k, r in enumerate(plan.rewards):
-        snippet = REWARDS[r.fn]
-        src(
-            f"# {r.name} ({r.fn})",
-            *(line.format(out=f"f{k}", t=f"t{k}_", **_params(r.params)) for line in snippet.lines),
-        )
-    total = " + ".join(f"{literal(r.weight)} * f{k}" for k, r in enumerate(plan.rewards)) or "0.0"
-    src(f"reward[i] = DT * ({total})", "done[i] = 1 if is_done else 0")
-    if plan.rewards:
-        src("acc = scratch[tid]", *(f"acc[{k}] += f{k}" for k in range(len(plan.rewards))))
+    codegen.terminations(src, (TERMINATIONS[t.fn].lines[0] for t in plan.terminations))
+    codegen.rewards(
+        src,
+        plan,
+        lambda k, r: (
+            line.format(out=f"f{k}", t=f"t{k}_", **_params(r.params)) for line in REWARDS[r.fn].lines
+        ),
+    )
 
     # Observations: each block computed once and written to its group and every group that includes it.
     _emit_observations(src, plan, loops=False)
@@ -307,24 +329,26 @@ def generate(plan: TaskPlan) -> str:
         "phase[i, 0] = wrap_2pi(ph0 + phase_dt[i] + math.pi) - math.pi",
         "phase[i, 1] = wrap_2pi(ph1 + phase_dt[i] + math.pi) - math.pi",
     )
-    src.dedent()
-    src("reduce_means(scratch, term_means, n)")
-    return src.text()
-
-
-def _destinations(plan: TaskPlan, group: str) -> list[str]:
-    """``group`` and every group that includes it (directly or not): its columns come first in each."""
-    dests = [group]
-    for g in plan.observations:
-        if g.include in dests:
-            dests.append(g.name)
-    return dests
+    codegen.end_kernel(src)
+    return codegen.module(
+        plan=plan,
+        layout=task,
+        helpers={"kernels.scalar": ("has_nan", "reduce_means", "swing_height", "wrap_2pi")},
+        constants={
+            "DT": literal(plan.dt),
+            "NJ": str(task.NUM_JOINTS),
+            "Q0": codegen.array(task.DEFAULT_POSE),
+            "SOFT_LO": codegen.array(task.SOFT_LOWER),
+            "SOFT_HI": codegen.array(task.SOFT_UPPER),
+        },
+        body=src,
+    )
 
 
 def _emit_observations(src: Source, plan: TaskPlan, *, loops: bool) -> None:
     """The observation blocks written in a loop over joints (``loops``) or the scalar ones."""
     for group in plan.observations:
-        dests = [f"out_{g}" for g in _destinations(plan, group.name)]
+        dests = [f"out_{g}" for g in codegen.destinations(plan, group.name)]
         start = plan.width(group.include) if group.include else 0
         column = start
         for term in group.terms:
@@ -352,19 +376,7 @@ def _emit_observations(src: Source, plan: TaskPlan, *, loops: bool) -> None:
             column += len(block.values)
 
 
-class AssembledWalk(Kernel):
-    impl = "assembled"
-    parallel = True
-
-    def __init__(self, **kwargs):
-        super().__init__(task.CONTRACT, **kwargs)
-        source = generate(self.plan)
-        self.source = source
-        self.module = load_module(module_path(task.TASK, self.plan.hash), source)
-        self._scratch = padded_scratch(max_threads(), max(1, len(self.plan.rewards)))
-        self._outputs = ("reward", "done", *(g.name for g in self.plan.observations), "term_means")
-
-    def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
-        self.module.update_state_kernel(
-            *(snap[name] for name in SNAPSHOT), *(out[name] for name in self._outputs), self._scratch
-        )
+class AssembledWalk(codegen.AssembledKernel):
+    task_module = task
+    snapshot = SNAPSHOT
+    generate = staticmethod(generate)

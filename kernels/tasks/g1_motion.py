@@ -42,6 +42,7 @@ NUM_BODIES = len(BODIES)
 ROOT = 0  # pelvis: base velocity observations
 ANCHOR = 7  # torso_link
 END_EFFECTORS = (3, 6, 10, 13)  # left/right ankle_roll, left/right wrist_yaw
+B_LEFT_ANKLE, B_RIGHT_ANKLE, B_LEFT_WRIST, B_RIGHT_WRIST = END_EFFECTORS
 
 # Active reward terms (spec E3 order) with their weights and, for the exp kernels, std sigma (spec B3).
 REWARD_SCALES: dict[str, float] = {
