@@ -192,7 +192,7 @@ def synthetic(task: str, num_envs: int) -> dict:
     loading them ~0.05 s."""
     from kernels import _cache
 
-    path = ROOT / ".asv" / "fusegate" / "snapshots" / _cache.source_hash() / f"{task}-{num_envs}.npz"
+    path = ROOT / ".asv" / "fusegate" / "snapshots" / _cache.package_hash() / f"{task}-{num_envs}.npz"
     try:
         with np.load(path) as saved:
             return {name: saved[name] for name in saved.files}
@@ -224,12 +224,12 @@ def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda resul
     """``compute()``'s JSON result, computed once per ``inputs`` on this machine and reused by every later
     commit, clone and asv environment with the same inputs (``~/.cache/fusegate/results/``, or under
     ``FUSEGATE_CACHE_DIR``; ``FUSEGATE_REUSE=0`` turns it off). For what is exact and depends only on
-    ``inputs``: the kernels' sources (``kernels._cache.source_hash`` and the cost driver's), the software
+    ``inputs``: the kernels' sources (``kernels._cache.package_hash`` and the cost driver's), the software
     fingerprint, the profile's cells. ``replay(result)`` runs on a reused result (e.g. to write this commit's
     sidecar records); a result ``keep`` refuses is not stored. Returns (result, reused)."""
     from kernels import _cache
 
-    digest = hashlib.sha256(json.dumps({**inputs, "name": name, "kernels": _cache.source_hash(),
+    digest = hashlib.sha256(json.dumps({**inputs, "name": name, "kernels": _cache.package_hash(),
                                         "driver": _driver_hash(), "software": fingerprint.software()},
                                        sort_keys=True, default=str).encode()).hexdigest()[:24]  # fmt: skip
     base = (

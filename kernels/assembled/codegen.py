@@ -8,10 +8,10 @@ imports, the helpers and the task's named layout constants the body uses, the co
 the weighted reward terms and their per-thread sums, and ``AssembledKernel``, which generates, writes, imports
 and calls the module.
 
-A generated module lives at ``<numba cache>/assembled/<task>_<plan hash>_nb<numba>_ll<llvmlite>.py``. The
-directory is already keyed by a hash of every ``kernels/`` source (``kernels._cache``), so an edit to a
-generator, a helper or a task layout never reuses an old module; the file name adds the plan hash and the Numba
-and llvmlite versions. A file is written only when missing or different (atomically, so concurrent processes cannot
+A generated module lives at ``<numba cache>/assembled/<task>_<plan hash>_<deps>_nb<numba>_ll<llvmlite>.py``.
+``deps`` is ``kernels._cache.deps_key`` of the generator and of the ``kernels`` modules the source imports, so
+an edit to a generator, a helper or a task layout never reuses an old module; the Numba and llvmlite versions
+complete the name. A file is written only when missing or different (atomically, so concurrent processes cannot
 see half a file), because Numba's on-disk cache of the kernel is keyed by the file's path and modification time:
 a fresh process imports the module and loads the compiled kernel from that cache without compiling.
 """
@@ -31,7 +31,7 @@ import llvmlite
 import numba
 import numpy as np
 
-import kernels
+from kernels._cache import deps_key
 from kernels.kernel import Kernel, max_threads, padded_scratch
 from kernels.spec import TaskPlan
 
@@ -162,9 +162,10 @@ def destinations(plan: TaskPlan, group: str) -> list[str]:
 # --- the file and the kernel object ---------------------------------------------------------------------------
 
 
-def module_path(task: str, plan_hash: str) -> Path:
-    name = f"{task}_{plan_hash[:16]}_nb{numba.__version__}_ll{llvmlite.__version__}".replace(".", "_")
-    return Path(kernels.NUMBA_CACHE_DIR) / "assembled" / f"{name}.py"
+def module_path(task: str, plan_hash: str, source: str, generator: str | Path) -> Path:
+    deps = deps_key([generator], source=source)[:12]
+    name = f"{task}_{plan_hash[:16]}_{deps}_nb{numba.__version__}_ll{llvmlite.__version__}".replace(".", "_")
+    return Path(numba.config.CACHE_DIR) / "assembled" / f"{name}.py"  # kernels.NUMBA_CACHE_DIR
 
 
 def load_module(path: Path, source: str) -> ModuleType:
@@ -202,7 +203,7 @@ class AssembledKernel(Kernel):
     def __init__(self, **kwargs):
         super().__init__(self.task_module.CONTRACT, **kwargs)
         self.source = self.generate(self.plan)
-        path = module_path(self.task, self.plan.hash)
+        path = module_path(self.task, self.plan.hash, self.source, type(self).__module__)
         self.module = load_module(path, self.source)
         self._scratch = (padded_scratch(max_threads(), max(1, len(self.plan.rewards))), *self.extra_scratch())
         self._outputs = ("reward", "done", *(g.name for g in self.plan.observations), "term_means")

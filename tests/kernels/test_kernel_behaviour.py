@@ -97,7 +97,8 @@ def test_thread_request_beyond_numba_pool():
 
 
 def test_compiled_kernels_are_cached_under_the_source_hash():
-    """An edit anywhere in kernels/ (constants, geometry) moves the cache, so no stale kernel is loaded."""
+    """The cache root is named by the keying scheme; under it each module is keyed by the sources it imports
+    (tests/kernels/test_cache.py), so an edit to a constant or helper it reads never loads a stale kernel."""
     from kernels import _cache
     from kernels.handwritten import g1_motion, g1_walk
 
