@@ -6,10 +6,11 @@ purpose: one kernel, compiled once, serves every plan because everything plan-sp
 
 - inputs, state and outputs are passed as tuples;
 - every library term sits behind a runtime switch (``if active[k]``), with its weight and parameters read from
-  arrays, and its log slot looked up in a table; terminations are switched and their thresholds read the same way;
+  arrays (parameters by name: ``kernels.assembled.generic_tables``), and its log slot looked up in a table; terminations are switched and their thresholds read the same way;
 - the body errors and the joint offsets q - q_default go through an intermediate per-env workspace (written once,
   read back by every term and block that needs them);
-- observation blocks are routed to their output columns through a table, with noise scales read from an array.
+- observation blocks are routed to their output columns through a table, with noise scales read from an array;
+  ``kernels.assembled.generic_tables`` builds every table, for both tasks (parameters are read by name).
 
 The spec E3 order holds: the body errors are read from the incoming p̃/q̃ in the same body pass that replaces
 them, and the terminations that read p̃ run before it. What it cannot have, and what ``assembled`` has: constant
@@ -26,7 +27,10 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from kernels.assembled import generic_tables as tables
+from kernels.assembled.generic_tables import emit, param_column
 from kernels.geometry import (
+    R22,
     mat_t_vec,
     mat_vec,
     quat_at,
@@ -45,32 +49,13 @@ from kernels.kernel import Kernel, max_threads, padded_scratch
 from kernels.scalar import reduce_means
 from kernels.tasks import g1_motion as task
 from kernels.tasks import g1_motion_plan as plan_lib
+from kernels.tasks.g1_motion import BODY_ORI_DIM, BODY_POS_DIM
 
-REWARDS = tuple(plan_lib.LIBRARY["reward"])
-TERMINATIONS = tuple(plan_lib.LIBRARY["termination"])
-OBSERVATIONS = tuple(plan_lib.LIBRARY["observation"])
-R = {name: k for k, name in enumerate(REWARDS)}
-O = {name: k for k, name in enumerate(OBSERVATIONS)}
-MAX_PARAMS = 1
-MAX_GROUPS = 2
-INPUTS = (
-    "body_pos_w",
-    "body_lin_vel_w",
-    "body_ang_vel_w",
-    "body_quat_w",
-    "joint_pos",
-    "joint_vel",
-    "actions",
-    "last_actions",
-    "motion_joint_pos",
-    "motion_joint_vel",
-    "motion_body_pos_w",
-    "motion_body_lin_vel_w",
-    "motion_body_ang_vel_w",
-    "motion_body_quat_w",
-    "time_steps",
-    "noise_u",
-)
+LIBRARY = plan_lib.LIBRARY
+REWARDS = tuple(LIBRARY["reward"])
+TERMINATIONS = tuple(LIBRARY["termination"])
+OBSERVATIONS = tuple(LIBRARY["observation"])
+INPUTS = tuple(spec.name for spec in task.CONTRACT.inputs)
 NB, NJ = task.NUM_BODIES, task.NUM_JOINTS
 A, ROOT, END_EFFECTORS = task.ANCHOR, task.ROOT, task.END_EFFECTORS
 
@@ -92,21 +77,12 @@ assert TERMINATIONS[T_EE] == "ee_body_pos"
     O_ACTIONS,
 ) = range(len(OBSERVATIONS))
 assert OBSERVATIONS[O_BODY_ORI] == "body_ori" and OBSERVATIONS[O_ACTIONS] == "actions"
+# Parameter columns, by name (kernels.assembled.generic_tables.param_column).
+STD = param_column(plan_lib.ExpKernel, "std")
+THRESHOLD = param_column(plan_lib.Threshold, "threshold")
 # Workspace columns: the four body-error sums, then q - q_default per joint.
 W_POS, W_ORI, W_LIN, W_ANG, W_DQ = range(5)
 WORKSPACE = W_DQ + NJ
-
-
-@njit(inline="always")
-def _emit(outs, route, noise_scale, o, k, value, noise_u, i, noise_col, level):
-    """Write column k of observation block o to every group it is routed to, with that group's noise."""
-    for g in range(MAX_GROUPS):
-        column = route[o, g]
-        if column >= 0:
-            v = value
-            if noise_scale[o, g] != 0.0:
-                v += level * (2.0 * noise_u[i, noise_col[o] + k] - 1.0) * noise_scale[o, g]
-            outs[g][i, column + k] = v
 
 
 @njit(parallel=True, cache=True)
@@ -136,10 +112,11 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         slot,
         params,
         term_active,
-        thresholds,
-        route,
-        noise_col,
-        noise_scale,
+        term_params,
+        route_term,
+        route_column,
+        route_noise,
+        noise_column,
         q0,
         soft_lo,
         soft_hi,
@@ -164,13 +141,16 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
 
         # (1) Terminations, against frame t and the incoming p̃.
         is_done = False
-        if term_active[T_ANCHOR_POS] and abs(pm[2] - pa[2]) > thresholds[T_ANCHOR_POS]:
+        if term_active[T_ANCHOR_POS] and abs(pm[2] - pa[2]) > term_params[T_ANCHOR_POS, THRESHOLD]:
             is_done = True
-        if term_active[T_ANCHOR_ORI] and abs(quat_to_mat(qm)[8] - ra[8]) > thresholds[T_ANCHOR_ORI]:
+        if (
+            term_active[T_ANCHOR_ORI]
+            and abs(quat_to_mat(qm)[R22] - ra[R22]) > term_params[T_ANCHOR_ORI, THRESHOLD]
+        ):
             is_done = True
         if term_active[T_EE]:
             for b in END_EFFECTORS:
-                if abs(float(rel_pos[i, b, 2]) - float(body_pos[i, b, 2])) > thresholds[T_EE]:
+                if abs(float(rel_pos[i, b, 2]) - float(body_pos[i, b, 2])) > term_params[T_EE, THRESHOLD]:
                     is_done = True
 
         # Body pass: errors against the incoming p̃/q̃ into the workspace (1), then p̃/q̃ from frame t' (2).
@@ -208,18 +188,18 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
             p = params[k]
             f = 0.0
             if k == GA_POS:
-                f = math.exp(-sq_norm3(sub3(pm, pa)) / (p[0] * p[0]))
+                f = math.exp(-sq_norm3(sub3(pm, pa)) / (p[STD] * p[STD]))
             elif k == GA_ORI:
                 angle = quat_diff_angle(qm, qa)
-                f = math.exp(-angle * angle / (p[0] * p[0]))
+                f = math.exp(-angle * angle / (p[STD] * p[STD]))
             elif k == B_POS:
-                f = math.exp(-ws[W_POS] / (p[0] * p[0]))
+                f = math.exp(-ws[W_POS] / (p[STD] * p[STD]))
             elif k == B_ORI:
-                f = math.exp(-ws[W_ORI] / (p[0] * p[0]))
+                f = math.exp(-ws[W_ORI] / (p[STD] * p[STD]))
             elif k == B_LIN:
-                f = math.exp(-ws[W_LIN] / (p[0] * p[0]))
+                f = math.exp(-ws[W_LIN] / (p[STD] * p[STD]))
             elif k == B_ANG:
-                f = math.exp(-ws[W_ANG] / (p[0] * p[0]))
+                f = math.exp(-ws[W_ANG] / (p[STD] * p[STD]))
             elif k == RATE:
                 for j in range(NJ):
                     da = float(actions[i, j]) - float(last_actions[i, j])
@@ -234,51 +214,49 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         done[i] = 1 if is_done else 0
 
         # (3) Observation blocks at frame t', routed to their columns.
-        for o in range(route.shape[0]):
-            if route[o, 0] < 0 and route[o, 1] < 0:
-                continue
+        routes = (route_column, route_noise, noise_column)
+        for row in range(route_term.shape[0]):
+            o = route_term[row]
             if o == O_COMMAND:
                 for k in range(NJ):
                     q_ref, qd_ref = float(motion_joint_pos[t1, k]), float(motion_joint_vel[t1, k])
-                    _emit(outs, route, noise_scale, o, k, q_ref, noise_u, i, noise_col, level)
-                    _emit(outs, route, noise_scale, o, NJ + k, qd_ref, noise_u, i, noise_col, level)
+                    emit(outs, routes, row, k, q_ref, noise_u, i, level)
+                    emit(outs, routes, row, NJ + k, qd_ref, noise_u, i, level)
             elif o == O_ANCHOR_POS:
                 v = mat_t_vec(ra, sub3(pm1, pa))
                 for k in range(3):
-                    _emit(outs, route, noise_scale, o, k, v[k], noise_u, i, noise_col, level)
+                    emit(outs, routes, row, k, v[k], noise_u, i, level)
             elif o == O_ANCHOR_ORI:
                 v6 = quat_to_6d(quat_mul(qa_inv, qm1))
                 for k in range(6):
-                    _emit(outs, route, noise_scale, o, k, v6[k], noise_u, i, noise_col, level)
+                    emit(outs, routes, row, k, v6[k], noise_u, i, level)
             elif o == O_BODY_POS:
                 for b in range(NB):
                     v = mat_t_vec(ra, sub3(vec3_at(body_pos, i, b), pa))
                     for k in range(3):
-                        _emit(outs, route, noise_scale, o, 3 * b + k, v[k], noise_u, i, noise_col, level)
+                        emit(outs, routes, row, BODY_POS_DIM * b + k, v[k], noise_u, i, level)
             elif o == O_BODY_ORI:
                 for b in range(NB):
                     v6 = quat_to_6d(quat_mul(qa_inv, quat_at(body_quat, i, b)))
                     for k in range(6):
-                        _emit(outs, route, noise_scale, o, 6 * b + k, v6[k], noise_u, i, noise_col, level)
+                        emit(outs, routes, row, BODY_ORI_DIM * b + k, v6[k], noise_u, i, level)
             elif o == O_LIN_VEL:
                 v = quat_rotate_inv(quat_at(body_quat, i, ROOT), vec3_at(body_lin_vel, i, ROOT))
                 for k in range(3):
-                    _emit(outs, route, noise_scale, o, k, v[k], noise_u, i, noise_col, level)
+                    emit(outs, routes, row, k, v[k], noise_u, i, level)
             elif o == O_ANG_VEL:
                 v = quat_rotate_inv(quat_at(body_quat, i, ROOT), vec3_at(body_ang_vel, i, ROOT))
                 for k in range(3):
-                    _emit(outs, route, noise_scale, o, k, v[k], noise_u, i, noise_col, level)
+                    emit(outs, routes, row, k, v[k], noise_u, i, level)
             elif o == O_JOINT_POS:
                 for k in range(NJ):
-                    _emit(outs, route, noise_scale, o, k, ws[W_DQ + k], noise_u, i, noise_col, level)
+                    emit(outs, routes, row, k, ws[W_DQ + k], noise_u, i, level)
             elif o == O_JOINT_VEL:
                 for k in range(NJ):
-                    _emit(
-                        outs, route, noise_scale, o, k, float(joint_vel[i, k]), noise_u, i, noise_col, level
-                    )
+                    emit(outs, routes, row, k, float(joint_vel[i, k]), noise_u, i, level)
             elif o == O_ACTIONS:
                 for k in range(NJ):
-                    _emit(outs, route, noise_scale, o, k, float(actions[i, k]), noise_u, i, noise_col, level)
+                    emit(outs, routes, row, k, float(actions[i, k]), noise_u, i, level)
 
     reduce_means(scratch, term_means, n)
 
@@ -292,72 +270,27 @@ class GenericMotion(Kernel):
     def __init__(self, **kwargs):
         super().__init__(task.CONTRACT, **kwargs)
         plan = self.plan
-        if len(plan.observations) > MAX_GROUPS:
-            raise ValueError(
-                f"assembled_generic routes at most {MAX_GROUPS} observation groups; this plan has "
-                f"{len(plan.observations)} ({', '.join(g.name for g in plan.observations)}): merge groups "
-                "or load impl='assembled'"
-            )
-        for kind, terms in (("reward", plan.rewards), ("termination", plan.terminations)):
-            fns = [term.fn for term in terms]
-            if len(set(fns)) != len(fns):
-                raise ValueError(
-                    f"assembled_generic runs each library {kind} term at most once per plan; "
-                    f"{sorted({fn for fn in fns if fns.count(fn) > 1})} appear more than once: load impl='assembled'"
-                )
-        weights = np.zeros(len(REWARDS))
-        active = np.zeros(len(REWARDS), dtype=np.bool_)
-        slot = np.zeros(len(REWARDS), dtype=np.int64)
-        params = np.zeros((len(REWARDS), MAX_PARAMS))
-        for s, term in enumerate(plan.rewards):
-            k = R[term.fn]
-            weights[k], active[k], slot[k] = term.weight, True, s
-            values = [getattr(term.params, name) for name in vars(term.params)]
-            params[k, : len(values)] = values
-        term_active = np.zeros(len(TERMINATIONS), dtype=np.bool_)
-        thresholds = np.zeros(len(TERMINATIONS))
-        for term in plan.terminations:
-            k = TERMINATIONS.index(term.fn)
-            term_active[k], thresholds[k] = True, term.params.threshold
-        route = np.full((len(OBSERVATIONS), MAX_GROUPS), -1, dtype=np.int64)
-        noise_scale = np.zeros((len(OBSERVATIONS), MAX_GROUPS))
-        noise_col = np.zeros(len(OBSERVATIONS), dtype=np.int64)
-        for g, group in enumerate(plan.observations):
-            for term, column in plan.layout(group.name):
-                o = O[term.fn]
-                if route[o, g] >= 0:
-                    raise ValueError(
-                        f"assembled_generic writes each library observation term once per group; {term.fn!r} "
-                        f"appears twice in {group.name!r} (its own terms and any it includes): load impl='assembled'"
-                    )
-                route[o, g] = column
-                noise_scale[o, g] = term.noise
-                noise_col[o] = plan.definition(term).noise_column or 0
+        routes = tables.observations(plan, LIBRARY["observation"], repeats=False)
         self._tables = (
-            weights,
-            active,
-            slot,
-            params,
-            term_active,
-            thresholds,
-            route,
-            noise_col,
-            noise_scale,
+            *tables.rewards(plan, LIBRARY["reward"]),
+            *tables.terminations(plan, LIBRARY["termination"]),
+            routes.term,
+            routes.column,
+            routes.noise,
+            routes.noise_column,
             task.DEFAULT_POSE.copy(),
             task.SOFT_LOWER.copy(),
             task.SOFT_UPPER.copy(),
         )
         self._workspace = np.empty((self.num_envs, WORKSPACE))
         self._scratch = padded_scratch(max_threads(), max(1, len(plan.rewards)))
-        self._groups = tuple(g.name for g in plan.observations)
         self._spare = np.empty((self.num_envs, 0), dtype=np.float32)
 
     def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
-        outs = tuple(out[g] for g in self._groups) + (self._spare,) * (MAX_GROUPS - len(self._groups))
         generic_kernel(
             tuple(snap[name] for name in INPUTS),
             (snap["rel_body_pos"], snap["rel_body_quat"]),
-            outs,
+            tables.outputs(self.plan, out, self._spare),
             out["reward"],
             out["done"],
             out["term_means"],

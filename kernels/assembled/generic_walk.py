@@ -6,10 +6,11 @@ purpose: one kernel, compiled once, serves every plan because everything plan-sp
 
 - inputs, state and outputs are passed as tuples;
 - every library term sits behind a runtime switch (``if active[k]``), with its weight and parameters read from
-  arrays, and its log slot looked up in a table;
+  arrays (parameters by name: ``kernels.assembled.generic_tables``), and its log slot looked up in a table;
 - joint-position differences go through an intermediate per-env workspace (written once, read by every term that
   needs them);
-- observation blocks are routed to their output columns through a table, noise scales read from an array.
+- observation blocks are routed to their output columns through a table, noise scales read from an array;
+  ``kernels.assembled.generic_tables`` builds every table, for both tasks.
 
 What it cannot have, and what ``assembled`` has: constant propagation of weights, parameters and offsets, dead
 code elimination of inactive terms, and no intermediate write-back.
@@ -24,19 +25,49 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from kernels.assembled import generic_tables as tables
+from kernels.assembled.generic_tables import emit, param_column
 from kernels.kernel import Kernel, max_threads, padded_scratch
 from kernels.scalar import has_nan, reduce_means, swing_height, wrap_2pi
 from kernels.tasks import g1_walk as task
 from kernels.tasks import g1_walk_plan as plan_lib
+from kernels.tasks.g1_walk import (
+    J_L_HIP_ROLL,
+    J_L_HIP_YAW,
+    J_L_KNEE,
+    J_R_HIP_ROLL,
+    J_R_HIP_YAW,
+    J_R_KNEE,
+    QPOS_BASE_Z,
+    QPOS_JOINTS,
+    QVEL_JOINTS,
+    S_ACCEL_PELVIS,
+    S_FOOT_FLOOR_L,
+    S_FOOT_FLOOR_R,
+    S_FOOT_FOOT,
+    S_FOOT_FORCE_Z_L,
+    S_FOOT_FORCE_Z_R,
+    S_FOOT_LINVEL,
+    S_FOOT_SHIN_L,
+    S_FOOT_SHIN_R,
+    S_GLOBAL_ANGVEL_PELVIS,
+    S_GLOBAL_ANGVEL_TORSO,
+    S_GLOBAL_LINVEL_PELVIS,
+    S_GLOBAL_LINVEL_TORSO,
+    S_GYRO_PELVIS,
+    S_HAND_THIGH_L,
+    S_HAND_THIGH_R,
+    S_LOCAL_LINVEL_PELVIS,
+    S_ORIENTATION_PELVIS,
+    S_UPVECTOR_TORSO,
+)
 
-REWARDS = tuple(name for name in plan_lib.LIBRARY["reward"] if name != "dof_acc")
-TERMINATIONS = tuple(plan_lib.LIBRARY["termination"])
-OBSERVATIONS = tuple(plan_lib.LIBRARY["observation"])
-R = {name: k for k, name in enumerate(REWARDS)}
-O = {name: k for k, name in enumerate(OBSERVATIONS)}
-MAX_PARAMS = 4
+LIBRARY = {kind: dict(terms) for kind, terms in plan_lib.LIBRARY.items()}
+del LIBRARY["reward"]["dof_acc"]  # reads qacc, which the snapshot has not: no plan can use it
+REWARDS = tuple(LIBRARY["reward"])
+TERMINATIONS = tuple(LIBRARY["termination"])
+OBSERVATIONS = tuple(LIBRARY["observation"])
 INPUTS = tuple(spec.name for spec in task.CONTRACT.inputs)
-MAX_GROUPS = 2
 NJ = task.NUM_JOINTS
 
 # Reward indices as module constants, so the kernel reads like the library.
@@ -82,16 +113,22 @@ assert REWARDS[ALIVE] == "alive" and REWARDS[POSE] == "pose"
     O_AIR,
 ) = range(len(OBSERVATIONS))
 assert OBSERVATIONS[O_AIR] == "feet_air_time"
+T_UPSIDE_DOWN, T_FEET_CONTACT, T_FOOT_SHIN, T_NAN = range(len(TERMINATIONS))
+assert TERMINATIONS[T_NAN] == "nan_state"
 
-
-@njit(inline="always")
-def _emit(outs, columns, k, value, noise_u, i, noise_col, scale, level):
-    """Write column k of one observation block to every group it is routed to (``columns[g]`` >= 0), noisy."""
-    if scale != 0.0:
-        value += level * (2.0 * noise_u[i, noise_col + k] - 1.0) * scale
-    for g in range(MAX_GROUPS):
-        if columns[g] >= 0:
-            outs[g][i, columns[g] + k] = value
+# Parameter columns, by name (kernels.assembled.generic_tables.param_column).
+TRACK_SIGMA = param_column(plan_lib.Tracking, "sigma")
+ORI_X, ORI_Y, ORI_Z = (param_column(plan_lib.Orientation, f"target_{axis}") for axis in "xyz")
+AIR_MIN = param_column(plan_lib.AirTime, "threshold_min")
+AIR_CLIP = param_column(plan_lib.AirTime, "clip")
+PHASE_HEIGHT = param_column(plan_lib.FeetPhase, "swing_height")
+PHASE_SIGMA = param_column(plan_lib.FeetPhase, "sigma")
+PHASE_MASK_SPEED = param_column(plan_lib.FeetPhase, "mask_speed")
+PHASE_MASK_COMMAND = param_column(plan_lib.FeetPhase, "mask_command")
+STILL_THRESHOLD = param_column(plan_lib.StandStill, "command_threshold")
+FORCE_MAX = param_column(plan_lib.ContactForce, "max_force")
+HIP_SIDESTEP = param_column(plan_lib.HipDeviation, "sidestep_vy")
+HEIGHT_TARGET = param_column(plan_lib.BaseHeight, "target")
 
 
 @njit(parallel=True, cache=True)
@@ -104,10 +141,11 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         slot,
         params,
         term_active,
-        blocks,
-        routes,
-        noise_cols,
-        noise_scales,
+        _term_params,  # walk terminations take no parameters
+        route_term,
+        route_column,
+        route_noise,
+        noise_column,
         q0,
         soft_lo,
         soft_hi,
@@ -119,10 +157,10 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         acc = scratch[tid]
         dq = workspace[i]
         for j in range(NJ):
-            dq[j] = qpos[i, 7 + j] - q0[j]
+            dq[j] = qpos[i, QPOS_JOINTS + j] - q0[j]
 
-        c0 = sd[i, 68] > 0.0
-        c1 = sd[i, 69] > 0.0
+        c0 = sd[i, S_FOOT_FLOOR_L] > 0.0
+        c1 = sd[i, S_FOOT_FLOOR_R] > 0.0
         air0 = air_time[i, 0] + dt
         air1 = air_time[i, 1] + dt
         first0 = air_time[i, 0] > 0.0 and (c0 or last_contact[i, 0] != 0)
@@ -133,18 +171,26 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         cy = commands[i, 1]
         cz = commands[i, 2]
         cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz)
-        speed_xy = math.sqrt(sd[i, 41] * sd[i, 41] + sd[i, 42] * sd[i, 42])
-        qw, qx, qy, qz = sd[i, 34], sd[i, 35], sd[i, 36], sd[i, 37]
+        speed_xy = math.sqrt(
+            sd[i, S_GLOBAL_LINVEL_PELVIS] * sd[i, S_GLOBAL_LINVEL_PELVIS]
+            + sd[i, S_GLOBAL_LINVEL_PELVIS + 1] * sd[i, S_GLOBAL_LINVEL_PELVIS + 1]
+        )
+        qw, qx, qy, qz = (
+            sd[i, S_ORIENTATION_PELVIS],
+            sd[i, S_ORIENTATION_PELVIS + 1],
+            sd[i, S_ORIENTATION_PELVIS + 2],
+            sd[i, S_ORIENTATION_PELVIS + 3],
+        )
         grav = (-2.0 * (qx * qz - qw * qy), -2.0 * (qy * qz + qw * qx), -(1.0 - 2.0 * (qx * qx + qy * qy)))
 
         is_done = False
-        if term_active[0] and sd[i, 2] < 0.0:
+        if term_active[T_UPSIDE_DOWN] and sd[i, S_UPVECTOR_TORSO + 2] < 0.0:
             is_done = True
-        if term_active[1] and sd[i, 70] > 0.0:
+        if term_active[T_FEET_CONTACT] and sd[i, S_FOOT_FOOT] > 0.0:
             is_done = True
-        if term_active[2] and (sd[i, 71] > 0.0 or sd[i, 72] > 0.0):
+        if term_active[T_FOOT_SHIN] and (sd[i, S_FOOT_SHIN_L] > 0.0 or sd[i, S_FOOT_SHIN_R] > 0.0):
             is_done = True
-        if term_active[3] and (has_nan(qpos[i]) or has_nan(qvel[i])):
+        if term_active[T_NAN] and (has_nan(qpos[i]) or has_nan(qvel[i])):
             is_done = True
 
         r = 0.0
@@ -154,52 +200,65 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
             p = params[k]
             f = 0.0
             if k == TRACK_LIN:
-                f = math.exp(-((cx - sd[i, 6]) ** 2 + (cy - sd[i, 7]) ** 2) / p[0])
+                f = math.exp(
+                    -((cx - sd[i, S_LOCAL_LINVEL_PELVIS]) ** 2 + (cy - sd[i, S_LOCAL_LINVEL_PELVIS + 1]) ** 2)
+                    / p[TRACK_SIGMA]
+                )
             elif k == TRACK_ANG:
-                f = math.exp(-((cz - sd[i, 20]) ** 2) / p[0])
+                f = math.exp(-((cz - sd[i, S_GYRO_PELVIS + 2]) ** 2) / p[TRACK_SIGMA])
             elif k == ANG_XY:
-                f = sd[i, 44] ** 2 + sd[i, 45] ** 2
+                f = sd[i, S_GLOBAL_ANGVEL_TORSO] ** 2 + sd[i, S_GLOBAL_ANGVEL_TORSO + 1] ** 2
             elif k == ORIENT:
-                f = (sd[i, 0] - p[0]) ** 2 + (sd[i, 1] - p[1]) ** 2 + (sd[i, 2] - p[2]) ** 2
+                f = (
+                    (sd[i, S_UPVECTOR_TORSO] - p[ORI_X]) ** 2
+                    + (sd[i, S_UPVECTOR_TORSO + 1] - p[ORI_Y]) ** 2
+                    + (sd[i, S_UPVECTOR_TORSO + 2] - p[ORI_Z]) ** 2
+                )
             elif k == SLIP:
                 f = speed_xy * ((1.0 if c0 else 0.0) + (1.0 if c1 else 0.0))
             elif k == AIR:
                 if first0:
-                    f += min(air0 - p[0], p[1])
+                    f += min(air0 - p[AIR_MIN], p[AIR_CLIP])
                 if first1:
-                    f += min(air1 - p[0], p[1])
+                    f += min(air1 - p[AIR_MIN], p[AIR_CLIP])
             elif k == PHASE:
-                if speed_xy > p[2] or abs(sd[i, 49]) > p[2] or cmd_norm > p[3]:
-                    e0 = z0 - swing_height(phase[i, 0], p[0])
-                    e1 = z1 - swing_height(phase[i, 1], p[0])
-                    f = math.exp(-(e0 * e0 + e1 * e1) / p[1])
+                if (
+                    speed_xy > p[PHASE_MASK_SPEED]
+                    or abs(sd[i, S_GLOBAL_ANGVEL_PELVIS + 2]) > p[PHASE_MASK_SPEED]
+                    or cmd_norm > p[PHASE_MASK_COMMAND]
+                ):
+                    e0 = z0 - swing_height(phase[i, 0], p[PHASE_HEIGHT])
+                    e1 = z1 - swing_height(phase[i, 1], p[PHASE_HEIGHT])
+                    f = math.exp(-(e0 * e0 + e1 * e1) / p[PHASE_SIGMA])
             elif k == TERM:
                 f = 1.0 if is_done else 0.0
             elif k == STILL:
-                if cmd_norm < p[0]:
+                if cmd_norm < p[STILL_THRESHOLD]:
                     for j in range(NJ):
                         f += abs(dq[j])
             elif k == COLL:
-                f = 1.0 if (sd[i, 73] > 0.0 or sd[i, 74] > 0.0) else 0.0
+                f = 1.0 if (sd[i, S_HAND_THIGH_L] > 0.0 or sd[i, S_HAND_THIGH_R] > 0.0) else 0.0
             elif k == FORCE:
-                f = max(abs(sd[i, 64]) - p[0], 0.0) + max(abs(sd[i, 67]) - p[0], 0.0)
+                f = max(abs(sd[i, S_FOOT_FORCE_Z_L]) - p[FORCE_MAX], 0.0) + max(
+                    abs(sd[i, S_FOOT_FORCE_Z_R]) - p[FORCE_MAX], 0.0
+                )
             elif k == HIP:
-                f = abs(dq[2]) + abs(dq[8])
-                if not cy > p[0]:
-                    f += abs(dq[1]) + abs(dq[7])
+                f = abs(dq[J_L_HIP_YAW]) + abs(dq[J_R_HIP_YAW])
+                if not cy > p[HIP_SIDESTEP]:
+                    f += abs(dq[J_L_HIP_ROLL]) + abs(dq[J_R_HIP_ROLL])
             elif k == KNEE:
-                f = abs(dq[3]) + abs(dq[9])
+                f = abs(dq[J_L_KNEE]) + abs(dq[J_R_KNEE])
             elif k == LIMITS:
                 for j in range(NJ):
-                    q = qpos[i, 7 + j]
+                    q = qpos[i, QPOS_JOINTS + j]
                     f += max(soft_lo[j] - q, 0.0) + max(q - soft_hi[j], 0.0)
             elif k == POSE:
                 for j in range(NJ):
                     f += dq[j] * dq[j]
             elif k == LIN_Z:
-                f = sd[i, 43] ** 2 + sd[i, 40] ** 2
+                f = sd[i, S_GLOBAL_LINVEL_PELVIS + 2] ** 2 + sd[i, S_GLOBAL_LINVEL_TORSO + 2] ** 2
             elif k == HEIGHT:
-                f = (qpos[i, 2] - p[0]) ** 2
+                f = (qpos[i, QPOS_BASE_Z] - p[HEIGHT_TARGET]) ** 2
             elif k == TORQUES:
                 for j in range(NJ):
                     f += abs(actuator_force[i, j])
@@ -208,7 +267,7 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
                     f += (actions[i, j] - last_actions[i, j]) ** 2
             elif k == ENERGY:
                 for j in range(NJ):
-                    f += abs(qvel[i, 6 + j]) * abs(actuator_force[i, j])
+                    f += abs(qvel[i, QVEL_JOINTS + j]) * abs(actuator_force[i, j])
             elif k == ALIVE:
                 f = 1.0
             r += weights[k] * f
@@ -216,56 +275,54 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         reward[i] = dt * r
         done[i] = 1 if is_done else 0
 
-        for b in range(blocks.shape[0]):
-            o = blocks[b]
-            cols = routes[b]
-            nc = noise_cols[b]
-            ns = noise_scales[b]
+        routes = (route_column, route_noise, noise_column)
+        for row in range(route_term.shape[0]):
+            o = route_term[row]
             if o == O_LINVEL:
                 for k in range(3):
-                    _emit(outs, cols, k, sd[i, 6 + k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, sd[i, S_LOCAL_LINVEL_PELVIS + k], noise_u, i, level)
             elif o == O_GYRO:
                 for k in range(3):
-                    _emit(outs, cols, k, sd[i, 18 + k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, sd[i, S_GYRO_PELVIS + k], noise_u, i, level)
             elif o == O_GRAVITY:
                 for k in range(3):
-                    _emit(outs, cols, k, grav[k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, grav[k], noise_u, i, level)
             elif o == O_COMMAND:
                 for k in range(3):
-                    _emit(outs, cols, k, commands[i, k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, commands[i, k], noise_u, i, level)
             elif o == O_JOINT_POS:
                 for k in range(NJ):
-                    _emit(outs, cols, k, dq[k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, dq[k], noise_u, i, level)
             elif o == O_JOINT_VEL:
                 for k in range(NJ):
-                    _emit(outs, cols, k, qvel[i, 6 + k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, qvel[i, QVEL_JOINTS + k], noise_u, i, level)
             elif o == O_LAST_ACT:
                 for k in range(NJ):
-                    _emit(outs, cols, k, last_actions[i, k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, last_actions[i, k], noise_u, i, level)
             elif o == O_PHASE:
                 for k in range(2):
-                    _emit(outs, cols, k, math.cos(phase[i, k]), noise_u, i, nc, ns, level)
-                    _emit(outs, cols, 2 + k, math.sin(phase[i, k]), noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, math.cos(phase[i, k]), noise_u, i, level)
+                    emit(outs, routes, row, 2 + k, math.sin(phase[i, k]), noise_u, i, level)
             elif o == O_ACCEL:
                 for k in range(3):
-                    _emit(outs, cols, k, sd[i, 12 + k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, sd[i, S_ACCEL_PELVIS + k], noise_u, i, level)
             elif o == O_ANGVEL:
                 for k in range(3):
-                    _emit(outs, cols, k, sd[i, 47 + k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, sd[i, S_GLOBAL_ANGVEL_PELVIS + k], noise_u, i, level)
             elif o == O_HEIGHT:
-                _emit(outs, cols, 0, qpos[i, 2], noise_u, i, nc, ns, level)
+                emit(outs, routes, row, 0, qpos[i, QPOS_BASE_Z], noise_u, i, level)
             elif o == O_FORCE:
                 for k in range(NJ):
-                    _emit(outs, cols, k, actuator_force[i, k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, actuator_force[i, k], noise_u, i, level)
             elif o == O_CONTACT:
-                _emit(outs, cols, 0, 1.0 if c0 else 0.0, noise_u, i, nc, ns, level)
-                _emit(outs, cols, 1, 1.0 if c1 else 0.0, noise_u, i, nc, ns, level)
+                emit(outs, routes, row, 0, 1.0 if c0 else 0.0, noise_u, i, level)
+                emit(outs, routes, row, 1, 1.0 if c1 else 0.0, noise_u, i, level)
             elif o == O_FEET_LINVEL:
                 for k in range(6):
-                    _emit(outs, cols, k, sd[i, 50 + k], noise_u, i, nc, ns, level)
+                    emit(outs, routes, row, k, sd[i, S_FOOT_LINVEL + k], noise_u, i, level)
             elif o == O_AIR:
-                _emit(outs, cols, 0, air0, noise_u, i, nc, ns, level)
-                _emit(outs, cols, 1, air1, noise_u, i, nc, ns, level)
+                emit(outs, routes, row, 0, air0, noise_u, i, level)
+                emit(outs, routes, row, 1, air1, noise_u, i, level)
 
         # Bookkeeping 5 and the phase advance (spec A4).
         air_time[i, 0] = 0.0 if c0 else air0
@@ -280,16 +337,6 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
     reduce_means(scratch, term_means, n)
 
 
-def _includes(plan, outer: str, inner: str) -> bool:
-    """Whether group ``outer`` includes group ``inner``, directly or through other groups."""
-    include = plan.group(outer).include
-    while include is not None:
-        if include == inner:
-            return True
-        include = plan.group(include).include
-    return False
-
-
 class GenericWalk(Kernel):
     """The plan becomes tables; the compiled kernel never changes."""
 
@@ -299,62 +346,27 @@ class GenericWalk(Kernel):
     def __init__(self, **kwargs):
         super().__init__(task.CONTRACT, **kwargs)
         plan = self.plan
-        if len(plan.observations) > MAX_GROUPS:
-            raise ValueError(
-                f"assembled_generic routes at most {MAX_GROUPS} observation groups; this plan has "
-                f"{len(plan.observations)} ({', '.join(g.name for g in plan.observations)})"
-            )
-        weights = np.zeros(len(REWARDS))
-        active = np.zeros(len(REWARDS), dtype=np.bool_)
-        slot = np.zeros(len(REWARDS), dtype=np.int64)
-        params = np.zeros((len(REWARDS), MAX_PARAMS))
-        if len({r.fn for r in plan.rewards}) != len(plan.rewards):
-            raise ValueError("assembled_generic runs each library term at most once per plan")
-        for s, term in enumerate(plan.rewards):
-            k = R[term.fn]
-            weights[k], active[k], slot[k] = term.weight, True, s
-            values = [getattr(term.params, name) for name in vars(term.params)]
-            params[k, : len(values)] = values
-        term_active = np.array([any(t.fn == name for t in plan.terminations) for name in TERMINATIONS])
-        # One routed block per observation term of a group; an included group's blocks are also written, at the
-        # same columns, into every group that includes it.
-        blocks, routes, noise_cols, noise_scales = [], [], [], []
-        for group in plan.observations:
-            own = plan.layout(group.name)[len(plan.layout(group.name)) - len(group.terms) :]
-            for term, column in own:
-                cols = [
-                    column if other.name == group.name or _includes(plan, other.name, group.name) else -1
-                    for other in plan.observations
-                ]
-                blocks.append(O[term.fn])
-                routes.append(cols + [-1] * (MAX_GROUPS - len(cols)))
-                noise_cols.append(plan.definition(term).noise_column or 0)
-                noise_scales.append(term.noise)
+        routes = tables.observations(plan, LIBRARY["observation"])
         self._tables = (
-            weights,
-            active,
-            slot,
-            params,
-            term_active,
-            np.array(blocks, dtype=np.int64).reshape(-1),
-            np.array(routes, dtype=np.int64).reshape(-1, MAX_GROUPS),
-            np.array(noise_cols, dtype=np.int64).reshape(-1),
-            np.array(noise_scales, dtype=np.float64).reshape(-1),
+            *tables.rewards(plan, LIBRARY["reward"]),
+            *tables.terminations(plan, LIBRARY["termination"]),
+            routes.term,
+            routes.column,
+            routes.noise,
+            routes.noise_column,
             task.DEFAULT_POSE.copy(),
             task.SOFT_LOWER.copy(),
             task.SOFT_UPPER.copy(),
         )
         self._workspace = np.empty((self.num_envs, NJ))
         self._scratch = padded_scratch(max_threads(), max(1, len(plan.rewards)))
-        self._groups = tuple(g.name for g in plan.observations)
         self._spare = np.empty((self.num_envs, 0), dtype=np.float32)
 
     def _run(self, snap: Mapping[str, np.ndarray], out: dict[str, np.ndarray]) -> None:
-        outs = tuple(out[g] for g in self._groups) + (self._spare,) * (MAX_GROUPS - len(self._groups))
         generic_kernel(
             tuple(snap[name] for name in INPUTS),
             (snap["phase"], snap["feet_air_time"], snap["last_contact"], snap["feet_peak_height"]),
-            outs,
+            tables.outputs(self.plan, out, self._spare),
             out["reward"],
             out["done"],
             out["term_means"],

@@ -1,0 +1,149 @@
+"""The tables both ``assembled_generic`` kernels read their plan from, built in one place.
+
+A generic kernel is compiled once for every plan: the plan reaches it as arrays indexed by library term.
+
+- ``rewards``: weight, active flag, log slot and parameters of every library reward term;
+- ``terminations``: active flag and parameters of every library termination term;
+- ``observations``: one row per placement of a library observation term: the term, its first column in each
+  output group (-1: not written there), its noise scale in each group and its first noise column. A term's
+  placements in different groups share a row (its value is computed once per env); a second placement in a
+  group that already has the term takes a new row.
+
+Parameters are read by name: ``param_column(cls, name)`` is the column of parameter ``name`` of the typed
+parameters ``cls`` in a parameter table, the position of that field in the dataclass. A kernel names the
+columns it reads as module constants built from it (``SIGMA = param_column(Tracking, "sigma")``), and the
+builder fills each column from the parameter of that name, so the two cannot disagree about an order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from kernels.spec import TaskPlan, TermDef
+
+MAX_GROUPS = 2  # output groups a generic kernel routes observation blocks to (its outs tuple)
+IMPL = "assembled_generic"
+
+
+def param_column(params: type, name: str) -> int:
+    """The column of parameter ``name`` of the typed parameters ``params`` in a parameter table."""
+    names = [f.name for f in dataclasses.fields(params)]
+    if name not in names:
+        raise KeyError(f"{params.__name__} has no parameter {name!r}; its parameters are {', '.join(names)}")
+    return names.index(name)
+
+
+def max_params(library: Mapping[str, TermDef]) -> int:
+    """The width of a parameter table for ``library``: its widest term's parameter count (at least 1)."""
+    return max([1, *(len(dataclasses.fields(d.params)) for d in library.values())])
+
+
+def _params_row(row: np.ndarray, params: object) -> None:
+    for f in dataclasses.fields(params):
+        row[param_column(type(params), f.name)] = getattr(params, f.name)
+
+
+def _check_once(kind: str, fns: Sequence[str]) -> None:
+    repeated = sorted({fn for fn in fns if fns.count(fn) > 1})
+    if repeated:
+        raise ValueError(
+            f"{IMPL} runs each library {kind} term at most once per plan; {repeated} appear more than once: "
+            "load impl='assembled'"
+        )
+
+
+def check_groups(plan: TaskPlan) -> None:
+    if len(plan.observations) > MAX_GROUPS:
+        raise ValueError(
+            f"{IMPL} routes at most {MAX_GROUPS} observation groups; this plan has "
+            f"{len(plan.observations)} ({', '.join(g.name for g in plan.observations)}): merge groups "
+            "or load impl='assembled'"
+        )
+
+
+def rewards(plan: TaskPlan, library: Mapping[str, TermDef]) -> tuple[np.ndarray, ...]:
+    """(weights, active, slot, params) over ``library``'s reward terms, in its order."""
+    _check_once("reward", [r.fn for r in plan.rewards])
+    index = {name: k for k, name in enumerate(library)}
+    weights = np.zeros(len(library))
+    active = np.zeros(len(library), dtype=np.bool_)
+    slot = np.zeros(len(library), dtype=np.int64)
+    params = np.zeros((len(library), max_params(library)))
+    for s, term in enumerate(plan.rewards):
+        k = index[term.fn]
+        weights[k], active[k], slot[k] = term.weight, True, s
+        _params_row(params[k], term.params)
+    return weights, active, slot, params
+
+
+def terminations(plan: TaskPlan, library: Mapping[str, TermDef]) -> tuple[np.ndarray, np.ndarray]:
+    """(active, params) over ``library``'s termination terms, in its order."""
+    _check_once("termination", [t.fn for t in plan.terminations])
+    index = {name: k for k, name in enumerate(library)}
+    active = np.zeros(len(library), dtype=np.bool_)
+    params = np.zeros((len(library), max_params(library)))
+    for term in plan.terminations:
+        active[index[term.fn]] = True
+        _params_row(params[index[term.fn]], term.params)
+    return active, params
+
+
+@dataclass(frozen=True)
+class Routes:
+    """One row per placement: library term, first column per group, noise scale per group, noise column."""
+
+    term: np.ndarray  # (rows,) int64: index into the library's observation terms
+    column: np.ndarray  # (rows, MAX_GROUPS) int64, -1: not written to that group
+    noise: np.ndarray  # (rows, MAX_GROUPS) float64, the plan's scale (the kernel multiplies by the level)
+    noise_column: np.ndarray  # (rows,) int64
+
+
+def observations(plan: TaskPlan, library: Mapping[str, TermDef], *, repeats: bool = True) -> Routes:
+    """The placements of every observation term of the plan, included groups' columns too. ``repeats=False``
+    refuses a term placed twice in one group (its own terms and those it includes)."""
+    check_groups(plan)
+    index = {name: k for k, name in enumerate(library)}
+    rows: list[list] = []  # [term, columns, noise, noise column]
+    for g, group in enumerate(plan.observations):
+        for term, column in plan.layout(group.name):
+            o = index[term.fn]
+            row = next((r for r in rows if r[0] == o and r[1][g] < 0), None)
+            if row is None:
+                if any(r[0] == o for r in rows) and not repeats:
+                    raise ValueError(
+                        f"{IMPL} writes each library observation term once per group; {term.fn!r} appears twice "
+                        f"in {group.name!r} (its own terms and any it includes): load impl='assembled'"
+                    )
+                row = [o, [-1] * MAX_GROUPS, [0.0] * MAX_GROUPS, plan.definition(term).noise_column or 0]
+                rows.append(row)
+            row[1][g], row[2][g] = column, term.noise
+    return Routes(
+        term=np.array([r[0] for r in rows], dtype=np.int64).reshape(-1),
+        column=np.array([r[1] for r in rows], dtype=np.int64).reshape(-1, MAX_GROUPS),
+        noise=np.array([r[2] for r in rows], dtype=np.float64).reshape(-1, MAX_GROUPS),
+        noise_column=np.array([r[3] for r in rows], dtype=np.int64).reshape(-1),
+    )
+
+
+def outputs(plan: TaskPlan, out: Mapping[str, np.ndarray], spare: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The kernel's ``outs`` tuple: one array per group, padded to MAX_GROUPS with an empty ``spare``."""
+    return tuple(out[g.name] for g in plan.observations) + (spare,) * (MAX_GROUPS - len(plan.observations))
+
+
+@njit(inline="always")
+def emit(outs, routes, r, k, value, noise_u, i, level):
+    """Write column k of the block of row r to every group it is routed to, with that group's noise.
+    ``routes`` is (column, noise, noise_column) of ``Routes``."""
+    column, noise, noise_column = routes
+    for g in range(MAX_GROUPS):
+        start = column[r, g]
+        if start >= 0:
+            v = value
+            if noise[r, g] != 0.0:
+                v += level * (2.0 * noise_u[i, noise_column[r] + k] - 1.0) * noise[r, g]
+            outs[g][i, start + k] = v
