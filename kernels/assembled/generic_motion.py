@@ -214,49 +214,51 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         done[i] = 1 if is_done else 0
 
         # (3) Observation blocks at frame t', routed to their columns.
-        routes = (route_column, route_noise, noise_column)
         for row in range(route_term.shape[0]):
             o = route_term[row]
+            cols = route_column[row]
+            nc = noise_column[row]
+            ns = route_noise[row]
             if o == O_COMMAND:
                 for k in range(NJ):
                     q_ref, qd_ref = float(motion_joint_pos[t1, k]), float(motion_joint_vel[t1, k])
-                    emit(outs, routes, row, k, q_ref, noise_u, i, level)
-                    emit(outs, routes, row, NJ + k, qd_ref, noise_u, i, level)
+                    emit(outs, cols, k, q_ref, noise_u, i, nc, ns, level)
+                    emit(outs, cols, NJ + k, qd_ref, noise_u, i, nc, ns, level)
             elif o == O_ANCHOR_POS:
                 v = mat_t_vec(ra, sub3(pm1, pa))
                 for k in range(3):
-                    emit(outs, routes, row, k, v[k], noise_u, i, level)
+                    emit(outs, cols, k, v[k], noise_u, i, nc, ns, level)
             elif o == O_ANCHOR_ORI:
                 v6 = quat_to_6d(quat_mul(qa_inv, qm1))
                 for k in range(6):
-                    emit(outs, routes, row, k, v6[k], noise_u, i, level)
+                    emit(outs, cols, k, v6[k], noise_u, i, nc, ns, level)
             elif o == O_BODY_POS:
                 for b in range(NB):
                     v = mat_t_vec(ra, sub3(vec3_at(body_pos, i, b), pa))
                     for k in range(3):
-                        emit(outs, routes, row, BODY_POS_DIM * b + k, v[k], noise_u, i, level)
+                        emit(outs, cols, BODY_POS_DIM * b + k, v[k], noise_u, i, nc, ns, level)
             elif o == O_BODY_ORI:
                 for b in range(NB):
                     v6 = quat_to_6d(quat_mul(qa_inv, quat_at(body_quat, i, b)))
                     for k in range(6):
-                        emit(outs, routes, row, BODY_ORI_DIM * b + k, v6[k], noise_u, i, level)
+                        emit(outs, cols, BODY_ORI_DIM * b + k, v6[k], noise_u, i, nc, ns, level)
             elif o == O_LIN_VEL:
                 v = quat_rotate_inv(quat_at(body_quat, i, ROOT), vec3_at(body_lin_vel, i, ROOT))
                 for k in range(3):
-                    emit(outs, routes, row, k, v[k], noise_u, i, level)
+                    emit(outs, cols, k, v[k], noise_u, i, nc, ns, level)
             elif o == O_ANG_VEL:
                 v = quat_rotate_inv(quat_at(body_quat, i, ROOT), vec3_at(body_ang_vel, i, ROOT))
                 for k in range(3):
-                    emit(outs, routes, row, k, v[k], noise_u, i, level)
+                    emit(outs, cols, k, v[k], noise_u, i, nc, ns, level)
             elif o == O_JOINT_POS:
                 for k in range(NJ):
-                    emit(outs, routes, row, k, ws[W_DQ + k], noise_u, i, level)
+                    emit(outs, cols, k, ws[W_DQ + k], noise_u, i, nc, ns, level)
             elif o == O_JOINT_VEL:
                 for k in range(NJ):
-                    emit(outs, routes, row, k, float(joint_vel[i, k]), noise_u, i, level)
+                    emit(outs, cols, k, float(joint_vel[i, k]), noise_u, i, nc, ns, level)
             elif o == O_ACTIONS:
                 for k in range(NJ):
-                    emit(outs, routes, row, k, float(actions[i, k]), noise_u, i, level)
+                    emit(outs, cols, k, float(actions[i, k]), noise_u, i, nc, ns, level)
 
     reduce_means(scratch, term_means, n)
 

@@ -4,10 +4,10 @@ A generic kernel is compiled once for every plan: the plan reaches it as arrays 
 
 - ``rewards``: weight, active flag, log slot and parameters of every library reward term;
 - ``terminations``: active flag and parameters of every library termination term;
-- ``observations``: one row per placement of a library observation term: the term, its first column in each
-  output group (-1: not written there), its noise scale in each group and its first noise column. A term's
-  placements in different groups share a row (its value is computed once per env); a second placement in a
-  group that already has the term takes a new row.
+- ``observations``: one row per block: a library observation term, its first column in each output group
+  (-1: not written there), its noise scale and its first noise column. A term's placements in different groups
+  with the same noise share a row (its value is computed once per env, written to each); a placement with
+  other noise, or a second one in a group that already has the term, takes a new row.
 
 Parameters are read by name: ``param_column(cls, name)`` is the column of parameter ``name`` of the typed
 parameters ``cls`` in a parameter table, the position of that field in the dataclass. A kernel names the
@@ -95,37 +95,38 @@ def terminations(plan: TaskPlan, library: Mapping[str, TermDef]) -> tuple[np.nda
 
 @dataclass(frozen=True)
 class Routes:
-    """One row per placement: library term, first column per group, noise scale per group, noise column."""
+    """One row per block: library term, first column per group, noise scale, first noise column."""
 
     term: np.ndarray  # (rows,) int64: index into the library's observation terms
     column: np.ndarray  # (rows, MAX_GROUPS) int64, -1: not written to that group
-    noise: np.ndarray  # (rows, MAX_GROUPS) float64, the plan's scale (the kernel multiplies by the level)
+    noise: np.ndarray  # (rows,) float64, the plan's scale (the kernel multiplies by the level)
     noise_column: np.ndarray  # (rows,) int64
 
 
 def observations(plan: TaskPlan, library: Mapping[str, TermDef], *, repeats: bool = True) -> Routes:
-    """The placements of every observation term of the plan, included groups' columns too. ``repeats=False``
-    refuses a term placed twice in one group (its own terms and those it includes)."""
+    """The blocks of every observation group of the plan, included groups' columns too. Placements of a term
+    with the same noise in different groups share a row; ``repeats=False`` refuses a term placed twice in one
+    group (its own terms and those it includes)."""
     check_groups(plan)
     index = {name: k for k, name in enumerate(library)}
     rows: list[list] = []  # [term, columns, noise, noise column]
     for g, group in enumerate(plan.observations):
         for term, column in plan.layout(group.name):
             o = index[term.fn]
-            row = next((r for r in rows if r[0] == o and r[1][g] < 0), None)
+            if not repeats and any(r[0] == o and r[1][g] >= 0 for r in rows):
+                raise ValueError(
+                    f"{IMPL} writes each library observation term once per group; {term.fn!r} appears twice "
+                    f"in {group.name!r} (its own terms and any it includes): load impl='assembled'"
+                )
+            row = next((r for r in rows if r[0] == o and r[1][g] < 0 and r[2] == term.noise), None)
             if row is None:
-                if any(r[0] == o for r in rows) and not repeats:
-                    raise ValueError(
-                        f"{IMPL} writes each library observation term once per group; {term.fn!r} appears twice "
-                        f"in {group.name!r} (its own terms and any it includes): load impl='assembled'"
-                    )
-                row = [o, [-1] * MAX_GROUPS, [0.0] * MAX_GROUPS, plan.definition(term).noise_column or 0]
+                row = [o, [-1] * MAX_GROUPS, term.noise, plan.definition(term).noise_column or 0]
                 rows.append(row)
-            row[1][g], row[2][g] = column, term.noise
+            row[1][g] = column
     return Routes(
         term=np.array([r[0] for r in rows], dtype=np.int64).reshape(-1),
         column=np.array([r[1] for r in rows], dtype=np.int64).reshape(-1, MAX_GROUPS),
-        noise=np.array([r[2] for r in rows], dtype=np.float64).reshape(-1, MAX_GROUPS),
+        noise=np.array([r[2] for r in rows], dtype=np.float64).reshape(-1),
         noise_column=np.array([r[3] for r in rows], dtype=np.int64).reshape(-1),
     )
 
@@ -135,15 +136,15 @@ def outputs(plan: TaskPlan, out: Mapping[str, np.ndarray], spare: np.ndarray) ->
     return tuple(out[g.name] for g in plan.observations) + (spare,) * (MAX_GROUPS - len(plan.observations))
 
 
+assert MAX_GROUPS == 2  # the outs tuple of a generic kernel
+
+
 @njit(inline="always")
-def emit(outs, routes, r, k, value, noise_u, i, level):
-    """Write column k of the block of row r to every group it is routed to, with that group's noise.
-    ``routes`` is (column, noise, noise_column) of ``Routes``."""
-    column, noise, noise_column = routes
+def emit(outs, columns, k, value, noise_u, i, noise_column, scale, level):
+    """Write column k of a block, noisy if its ``scale`` is not 0, to every group ``columns`` (its row of
+    ``Routes.column``) routes it to."""
+    if scale != 0.0:
+        value += level * (2.0 * noise_u[i, noise_column + k] - 1.0) * scale
     for g in range(MAX_GROUPS):
-        start = column[r, g]
-        if start >= 0:
-            v = value
-            if noise[r, g] != 0.0:
-                v += level * (2.0 * noise_u[i, noise_column[r] + k] - 1.0) * noise[r, g]
-            outs[g][i, start + k] = v
+        if columns[g] >= 0:
+            outs[g][i, columns[g] + k] = value

@@ -275,54 +275,56 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         reward[i] = dt * r
         done[i] = 1 if is_done else 0
 
-        routes = (route_column, route_noise, noise_column)
         for row in range(route_term.shape[0]):
             o = route_term[row]
+            cols = route_column[row]
+            nc = noise_column[row]
+            ns = route_noise[row]
             if o == O_LINVEL:
                 for k in range(3):
-                    emit(outs, routes, row, k, sd[i, S_LOCAL_LINVEL_PELVIS + k], noise_u, i, level)
+                    emit(outs, cols, k, sd[i, S_LOCAL_LINVEL_PELVIS + k], noise_u, i, nc, ns, level)
             elif o == O_GYRO:
                 for k in range(3):
-                    emit(outs, routes, row, k, sd[i, S_GYRO_PELVIS + k], noise_u, i, level)
+                    emit(outs, cols, k, sd[i, S_GYRO_PELVIS + k], noise_u, i, nc, ns, level)
             elif o == O_GRAVITY:
                 for k in range(3):
-                    emit(outs, routes, row, k, grav[k], noise_u, i, level)
+                    emit(outs, cols, k, grav[k], noise_u, i, nc, ns, level)
             elif o == O_COMMAND:
                 for k in range(3):
-                    emit(outs, routes, row, k, commands[i, k], noise_u, i, level)
+                    emit(outs, cols, k, commands[i, k], noise_u, i, nc, ns, level)
             elif o == O_JOINT_POS:
                 for k in range(NJ):
-                    emit(outs, routes, row, k, dq[k], noise_u, i, level)
+                    emit(outs, cols, k, dq[k], noise_u, i, nc, ns, level)
             elif o == O_JOINT_VEL:
                 for k in range(NJ):
-                    emit(outs, routes, row, k, qvel[i, QVEL_JOINTS + k], noise_u, i, level)
+                    emit(outs, cols, k, qvel[i, QVEL_JOINTS + k], noise_u, i, nc, ns, level)
             elif o == O_LAST_ACT:
                 for k in range(NJ):
-                    emit(outs, routes, row, k, last_actions[i, k], noise_u, i, level)
+                    emit(outs, cols, k, last_actions[i, k], noise_u, i, nc, ns, level)
             elif o == O_PHASE:
                 for k in range(2):
-                    emit(outs, routes, row, k, math.cos(phase[i, k]), noise_u, i, level)
-                    emit(outs, routes, row, 2 + k, math.sin(phase[i, k]), noise_u, i, level)
+                    emit(outs, cols, k, math.cos(phase[i, k]), noise_u, i, nc, ns, level)
+                    emit(outs, cols, 2 + k, math.sin(phase[i, k]), noise_u, i, nc, ns, level)
             elif o == O_ACCEL:
                 for k in range(3):
-                    emit(outs, routes, row, k, sd[i, S_ACCEL_PELVIS + k], noise_u, i, level)
+                    emit(outs, cols, k, sd[i, S_ACCEL_PELVIS + k], noise_u, i, nc, ns, level)
             elif o == O_ANGVEL:
                 for k in range(3):
-                    emit(outs, routes, row, k, sd[i, S_GLOBAL_ANGVEL_PELVIS + k], noise_u, i, level)
+                    emit(outs, cols, k, sd[i, S_GLOBAL_ANGVEL_PELVIS + k], noise_u, i, nc, ns, level)
             elif o == O_HEIGHT:
-                emit(outs, routes, row, 0, qpos[i, QPOS_BASE_Z], noise_u, i, level)
+                emit(outs, cols, 0, qpos[i, QPOS_BASE_Z], noise_u, i, nc, ns, level)
             elif o == O_FORCE:
                 for k in range(NJ):
-                    emit(outs, routes, row, k, actuator_force[i, k], noise_u, i, level)
+                    emit(outs, cols, k, actuator_force[i, k], noise_u, i, nc, ns, level)
             elif o == O_CONTACT:
-                emit(outs, routes, row, 0, 1.0 if c0 else 0.0, noise_u, i, level)
-                emit(outs, routes, row, 1, 1.0 if c1 else 0.0, noise_u, i, level)
+                emit(outs, cols, 0, 1.0 if c0 else 0.0, noise_u, i, nc, ns, level)
+                emit(outs, cols, 1, 1.0 if c1 else 0.0, noise_u, i, nc, ns, level)
             elif o == O_FEET_LINVEL:
                 for k in range(6):
-                    emit(outs, routes, row, k, sd[i, S_FOOT_LINVEL + k], noise_u, i, level)
+                    emit(outs, cols, k, sd[i, S_FOOT_LINVEL + k], noise_u, i, nc, ns, level)
             elif o == O_AIR:
-                emit(outs, routes, row, 0, air0, noise_u, i, level)
-                emit(outs, routes, row, 1, air1, noise_u, i, level)
+                emit(outs, cols, 0, air0, noise_u, i, nc, ns, level)
+                emit(outs, cols, 1, air1, noise_u, i, nc, ns, level)
 
         # Bookkeeping 5 and the phase advance (spec A4).
         air_time[i, 0] = 0.0 if c0 else air0
