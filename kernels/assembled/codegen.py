@@ -140,12 +140,12 @@ def terminations(src: Source, conditions: Iterable[str]) -> None:
 
 
 def rewards(src: Source, plan: TaskPlan, lines: Callable[[int, object], Iterable[str]]) -> None:
-    """Each reward term k as ``f{k}`` (``lines(k, term)``), then done, the weighted reward and the per-thread
+    """Each reward term k as ``f{k}`` (``lines(k, term)``), then the weighted reward, done and the per-thread
     sums of the unweighted terms."""
     for k, r in enumerate(plan.rewards):
         src(f"# {r.name}" + (f" ({r.fn})" if r.fn != r.name else ""), *lines(k, r))
     total = " + ".join(f"{literal(r.weight)} * f{k}" for k, r in enumerate(plan.rewards)) or "0.0"
-    src("done[i] = 1 if is_done else 0", f"reward[i] = DT * ({total})")
+    src(f"reward[i] = DT * ({total})", "done[i] = 1 if is_done else 0")
     if plan.rewards:
         src("acc = scratch[tid]", *(f"acc[{k}] += f{k}" for k in range(len(plan.rewards))))
 
