@@ -141,7 +141,6 @@ def generic_kernel(inputs, state, outs, reward, done, term_means, tables, worksp
         slot,
         params,
         term_active,
-        _term_params,  # walk terminations take no parameters
         route_term,
         route_column,
         route_noise,
@@ -351,7 +350,7 @@ class GenericWalk(Kernel):
         routes = tables.observations(plan, LIBRARY["observation"])
         self._tables = (
             *tables.rewards(plan, LIBRARY["reward"]),
-            *tables.terminations(plan, LIBRARY["termination"]),
+            tables.terminations(plan, LIBRARY["termination"])[0],  # active; they take no parameters
             routes.term,
             routes.column,
             routes.noise,
