@@ -68,6 +68,7 @@ def literal(x: float) -> str:
 
 
 def array(values: np.ndarray) -> str:
+    """A float64 array as Python source (a module global, which Numba freezes into the kernel)."""
     return f"np.array({values.tolist()!r})"
 
 
@@ -116,7 +117,7 @@ def kernel(
     decorator = (
         '(parallel=True, cache=True, fastmath={"nsz", "arcp", "contract", "reassoc"})'
         if fastmath
-        else ("(parallel=True, cache=True)")
+        else "(parallel=True, cache=True)"
     )
     src(f"@njit{decorator}", f"def update_state_kernel({', '.join([*args, *scratch])}):").indent()
     src(f"n = {n_from}.shape[0]", *prologue, "scratch[:, :] = 0.0", "for i in prange(n):").indent()
@@ -188,8 +189,8 @@ def load_module(path: Path, source: str) -> ModuleType:
 
 
 class AssembledKernel(Kernel):
-    """A generated kernel: ``generate(plan)`` is the module's source; the snapshot is passed in ``ARGS`` order
-    (spec E names), then the outputs, the per-thread term sums and ``extra_scratch``."""
+    """A generated kernel: ``generate(plan)`` is the module's source; the snapshot is passed in ``snapshot``
+    order, then the outputs, the per-thread term sums and ``extra_scratch()``."""
 
     impl = "assembled"
     parallel = True
