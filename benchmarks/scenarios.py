@@ -79,11 +79,12 @@ SCENARIOS = {
             "collector_breaks",
             "reject",
             GENERATOR,
-            "        super().__init__(task.CONTRACT, **kwargs)\n        source = generate(self.plan)\n",
-            "        super().__init__(task.CONTRACT, **kwargs)\n"
-            "        if self.num_envs % 128:\n"
-            "            raise ValueError(f'the assembled g1_walk kernel tiles envs by 128, not {self.num_envs}')\n"
-            "        source = generate(self.plan)\n",
+            "    generate = staticmethod(generate)\n",
+            "    generate = staticmethod(generate)\n\n"
+            "    def __init__(self, **kwargs):\n"
+            "        if kwargs['num_envs'] % 128:\n"
+            "            raise ValueError(f\"the assembled g1_walk kernel tiles envs by 128, not {kwargs['num_envs']}\")\n"
+            "        super().__init__(**kwargs)\n",
             "fail: correctness of the g1_walk assembled collector (CollectorCheck, CollectorPaired)",
         ),
     )
