@@ -3,8 +3,9 @@
 It serves commit statuses, issue comments (paginated with ``Link`` headers, each with its author), the token's
 user, and GitHub App installation tokens (checking the App's RS256 JWT against the public key it is given), under
 an optional path prefix (GitHub Enterprise Server's ``/api/v3``), and answers with scripted failures when told
-(``fail``: 502s, primary or secondary rate limits). The tests drive the bot against it, and ``fusegate bot bench``
-measures the bot's latency with it; it is not GitHub, so it only knows what the bot uses.
+(``fail``: 502s, primary or secondary rate limits). The tests drive the bot against it, and the latency bench
+(``python -m tests.gate.bot.bench``) measures the bot's latency with it; it is not GitHub, so it only knows what
+the bot uses.
 """
 
 from __future__ import annotations
