@@ -1,15 +1,15 @@
 """Test lanes. ``pytest`` runs the quick lane (the edit-test loop, under 3 minutes here); ``pytest --full`` runs
 every test, as CI does. A test leaves the quick lane by a marker that says why (pyproject.toml): ``compile``
 (Numba compiles in fresh processes), ``slow`` (seconds each: callgrind, asv, stores at scale, concurrency),
-``browser`` (Chromium), ``postgres`` (a PostgreSQL server). Naming tests (``file::test``) or ``-m`` picks
-them whatever their lane."""
+``browser`` (Chromium), ``postgres`` (a PostgreSQL server), ``container`` (the image and the compose stack
+under podman). Naming tests (``file::test``) or ``-m`` picks them whatever their lane."""
 
 import os
 
 # Count Numba runtime allocations, so tests can check that warm kernels allocate nothing per env.
 os.environ.setdefault("NUMBA_NRT_STATS", "1")
 
-LANE_MARKERS = ("compile", "slow", "browser", "postgres")
+LANE_MARKERS = ("compile", "slow", "browser", "postgres", "container")
 _FULL = False
 
 
