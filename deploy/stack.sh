@@ -13,6 +13,7 @@ export FUSEGATE_IMAGE=${FUSEGATE_IMAGE:-localhost/fusegate:latest}
 export FUSEGATE_POSTGRES_IMAGE=${FUSEGATE_POSTGRES_IMAGE:-localhost/fusegate-postgres:15}
 project=${FUSEGATE_PROJECT:-fusegate}
 compose() { podman-compose -p "$project" -f "$here/compose.yaml" "$@"; }
+health() { python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$1/api/health', timeout=2).read().decode())"; }
 
 case ${1:-} in
   images)
@@ -33,11 +34,10 @@ case ${1:-} in
     compose up -d gate gate-2
     for port in "${FUSEGATE_PORT:-8000}" "${FUSEGATE_PORT_2:-8001}"; do
       for _ in $(seq 120); do
-        python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/api/health', timeout=2)" \
-          2>/dev/null && break
+        health "$port" >/dev/null 2>&1 && break
         sleep 1
       done
-      python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$port/api/health').read().decode())"
+      health "$port"
     done
     ;;
   down)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gate.api.background import free_port
 from gate.ingest import asv_dir
 from tests.gate import gitrepo
 from tests.gate.test_evaluate import _measure
@@ -26,12 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 STACK = ROOT / "deploy" / "stack.sh"
 POLICY = 'compare = ["assembled"]\nrequired_machines = ["runner-1"]\n'
 NEEDS = ("podman", "runc", "debootstrap")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _run(*argv: str, env: dict, timeout: float = 1200) -> subprocess.CompletedProcess:
@@ -57,7 +51,7 @@ def stack(tmp_path_factory):
     subprocess.run(["chmod", "-R", "a+rX", str(root)], check=True)  # the service runs as its own user
     # The README's `cp deploy/service.env.example deploy/service.env`, kept out of the work tree.
     shutil.copy(ROOT / "deploy" / "service.env.example", root / "service.env")
-    ports = (_free_port(), _free_port())
+    ports = (free_port(), free_port())
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # podman-compose from the venv
@@ -154,19 +148,6 @@ def test_twenty_concurrent_uploads_split_across_two_replicas_land_once(stack):
         f"fleet-{i:02d}" for i in range(20)
     ]  # nothing lost or doubled
     print(json.dumps({"fleet_runs": len(fleet)}))
-
-
-def test_the_readme_deploys_with_the_commands_this_test_runs():
-    """No fixture: the README's deploy block is deploy/stack.sh images and up, as the stack fixture runs them."""
-    text = (ROOT / "README.md").read_text()
-    block = text.split("## Deploy", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
-    steps = [part.strip() for line in block.splitlines() for part in line.split("&&") if part.strip()]
-    assert steps == [
-        "export POSTGRES_PASSWORD=change-me FUSEGATE_REPO_DIR=/srv/fusegate/repo",
-        "cp deploy/service.env.example deploy/service.env",
-        "deploy/stack.sh images",
-        "deploy/stack.sh up",
-    ]
 
 
 def test_a_dump_restores_the_store_the_replicas_serve(stack):

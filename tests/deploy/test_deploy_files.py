@@ -82,3 +82,16 @@ def test_the_service_example_starts_the_bot(tmp_path):
     settings = Settings(_env_file=DEPLOY / "service.env.example")
     assert settings.bot_enabled()  # the commented-out App settings and blank values are unset, not errors
     assert settings.github_app_id is None and settings.github_token.get_secret_value() == "change-me"
+
+
+def test_the_readme_deploys_with_the_commands_this_test_runs():
+    """The README's deploy block is deploy/stack.sh images and up, as tests/deploy/test_container.py runs them."""
+    text = (DEPLOY.parent / "README.md").read_text()
+    block = text.split("## Deploy", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    steps = [part.strip() for line in block.splitlines() for part in line.split("&&") if part.strip()]
+    assert steps == [
+        "export POSTGRES_PASSWORD=change-me FUSEGATE_REPO_DIR=/srv/fusegate/repo",
+        "cp deploy/service.env.example deploy/service.env",
+        "deploy/stack.sh images",
+        "deploy/stack.sh up",
+    ]

@@ -26,8 +26,9 @@ def run(args: argparse.Namespace) -> int:
     """Exit 0 when the service wants more rounds of (base, head) from this machine, 1 when not, 2 on no answer."""
     from gate.runner import upload as runner
 
-    url = need(args.url or settings().url, "FUSEGATE_URL")
-    machine = need(args.machine or settings().machine, "FUSEGATE_MACHINE")
+    conf = settings()
+    url = need(args.url or conf.url, "FUSEGATE_URL")
+    machine = need(args.machine or conf.machine, "FUSEGATE_MACHINE")
     try:
         answer = runner.more_rounds(url=url, base=args.base, head=args.head, machine=machine, wait=args.wait)
     except runner.UploadError as exc:

@@ -33,8 +33,9 @@ def run(args: argparse.Namespace) -> int:
     from gate.ingest import asv_dir, bundle
     from gate.runner import upload as runner
 
-    url = need(args.url or settings().url, "FUSEGATE_URL")
-    token = need(settings().token and settings().token.get_secret_value(), "FUSEGATE_TOKEN")
+    conf = settings()
+    url = need(args.url or conf.url, "FUSEGATE_URL")
+    token = need(conf.token and conf.token.get_secret_value(), "FUSEGATE_TOKEN")
     spool_dir = Path(args.spool)
     console = output.console(stderr=True)
     results = Path(args.results)
