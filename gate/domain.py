@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -124,6 +125,26 @@ class RunRecord:
     results: list[ResultRecord] = field(default_factory=list)
 
 
+# A machine's name (asv's machine name, a token's machine, a URL path segment on the dashboard): letters, digits,
+# ``.``, ``_`` and ``-``, starting with a letter or digit, at most 100 characters. Host names fit; a name with a
+# ``/``, a blank or a control character is refused when it arrives, so every stored name is a safe path segment.
+MACHINE_NAME_MAX = 100
+MACHINE_NAME_PATTERN = rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{MACHINE_NAME_MAX - 1}}}$"
+_MACHINE_NAME = re.compile(MACHINE_NAME_PATTERN)
+
+
+def machine_name_problem(name: object) -> str | None:
+    """Why ``name`` is not a machine name, or None when it is one."""
+    if not isinstance(name, str):
+        return f"a machine name is a string, got {type(name).__name__}"
+    if _MACHINE_NAME.fullmatch(name):
+        return None
+    return (
+        f"{name[:40]!r}{'...' if len(name) > 40 else ''} is not a machine name: use 1-{MACHINE_NAME_MAX} letters, "
+        "digits, '.', '_' or '-', starting with a letter or digit (asv run --machine NAME)"
+    )
+
+
 def machine_id(fingerprint: dict) -> str:
     """A stable hash of what makes two machines comparable: CPU, topology and caches.
 
@@ -177,4 +198,6 @@ class EvaluationRecord:
     reasons: list[str]
     created_at: datetime
     comparisons: list[ComparisonRecord]
+    official: bool = True  # False: asked for by a token without the admin role, never the verdict served
+    requested_by: str | None = None
     stale: bool = False  # results of base or head arrived after this evaluation started

@@ -780,7 +780,7 @@ def calibrate(
     return floors
 
 
-def evaluate_and_store(
+def judge(
     session: Session,
     *,
     repo: Path,
@@ -788,14 +788,9 @@ def evaluate_and_store(
     head_sha: str,
     extra_impls: Iterable[str] = (),
     policy_sha: str | None = None,
-):
-    """Evaluate with the policy of the base commit (or ``policy_sha``), store the verdict, return it.
-
-    Anything that goes wrong while evaluating is stored as an error verdict that says what: never a pass. The
-    verdict is stamped with the time the evaluation started, so results that arrive while it runs make it stale
-    (``is_stale``).
-    """
-    started = now()
+) -> Outcome:
+    """Evaluate with the policy of the base commit (or ``policy_sha``): reads only, so on SQLite it runs beside
+    writers. Anything that goes wrong is an error verdict that says what: never a pass."""
     try:
         policy, source = policies.read_from_base(repo, policy_sha or base_sha)
     except policies.PolicyError as exc:
@@ -821,6 +816,22 @@ def evaluate_and_store(
                 policy_source=source,
                 policy=policy.to_dict(),
             )
+    return outcome
+
+
+def save(
+    session: Session,
+    outcome: Outcome,
+    *,
+    base_sha: str,
+    head_sha: str,
+    started,
+    official: bool = True,
+    requested_by: str | None = None,
+):
+    """Store a judged outcome, stamped with the time its evaluation started, so results that arrived while it ran
+    make it stale (``is_stale``). ``official=False``: an ad-hoc evaluation, kept apart from the verdict that the
+    bot, the dashboard and ``GET /api/verdicts`` read."""
     return queries.save_evaluation(
         session,
         base_sha=base_sha,
@@ -831,7 +842,16 @@ def evaluate_and_store(
         reasons=outcome.reasons,
         comparisons=outcome.comparisons,
         created_at=started,
+        official=official,
+        requested_by=requested_by,
     )
+
+
+def evaluate_and_store(session: Session, *, repo: Path, base_sha: str, head_sha: str, **kw):
+    """``judge`` and ``save`` in one session (tools and tests; the service judges and saves in two transactions)."""
+    started = now()
+    outcome = judge(session, repo=repo, base_sha=base_sha, head_sha=head_sha, **kw)
+    return save(session, outcome, base_sha=base_sha, head_sha=head_sha, started=started)
 
 
 def is_stale(session: Session, evaluation) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -17,16 +18,47 @@ def run(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
 
 
+REF_MAX = 200
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+# Full SHAs already resolved, per repository: an object name never changes what it names, so a read of a stored
+# verdict by SHA starts no git process after the first. Branch names move and are asked of git every time.
+_KNOWN: dict[str, set[str]] = {}
+
+
+def ref_problem(ref: object) -> str | None:
+    """Why ``ref`` cannot name a commit, before git sees it, or None: a ref or revision (``main``, ``v1``, a SHA,
+    ``HEAD~1``) has no blank or control character, does not start with ``-`` and is at most ``REF_MAX`` long."""
+    if not isinstance(ref, str) or not ref:
+        return "a ref is a non-empty string"
+    if len(ref) > REF_MAX:
+        return f"a ref is at most {REF_MAX} characters, got {len(ref)}"
+    if ref.startswith("-") or not ref.isprintable() or any(c.isspace() for c in ref):
+        return (
+            f"{ref[:40]!r} is not a ref: a ref has no blank or control character and does not start with '-'"
+        )
+    return None
+
+
 def resolve(repo: Path, ref: str) -> str:
-    """Full SHA of a ref (branch, tag, HEAD, short SHA); a full SHA unknown to the repository passes through."""
-    if not ref or ref.startswith("-"):
-        raise RefError(f"{ref!r} is not a commit or ref")
+    """Full SHA of a ref (branch, tag, HEAD, short SHA); a full SHA unknown to the repository passes through.
+    Raises ``RefError`` for anything else, naming the ref but never the repository's path."""
+    problem = ref_problem(ref)
+    if problem is not None:
+        raise RefError(problem)
+    known = _KNOWN.setdefault(str(repo), set())
+    if ref in known:
+        return ref
     done = run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if done.returncode == 0:
-        return done.stdout.strip()
-    if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
+        sha = done.stdout.strip()
+        if sha == ref and len(known) < 100_000:
+            known.add(sha)
+        return sha
+    if _FULL_SHA.fullmatch(ref):
         return ref
-    raise RefError(f"cannot resolve {ref!r} to a commit in {repo}; fetch it or pass a full SHA")
+    raise RefError(
+        f"cannot resolve {ref!r} to a commit in the service's repository; fetch it or pass a full SHA"
+    )
 
 
 def same_tree(repo: Path, a: str, b: str) -> bool:

@@ -6,20 +6,34 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import Depends, HTTPException, Path, Query, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from gate import git
-from gate.domain import EvaluationRecord
+from gate.domain import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN, EvaluationRecord
 from gate.services import verdicts
 from gate.store import db, queries
 from gate.store.models import Token
 
 
 class Problem(BaseModel):
+    """Every 4xx and 5xx answer of the API: what is wrong and what to do."""
+
     detail: str
+
+
+# Parameters typed where they arrive, so a bad value is a 422 that names it (never a 500 deeper in):
+ID_MAX = 2**63 - 1  # the store's integer keys are 64-bit
+Id = Annotated[int, Path(ge=1, le=ID_MAX)]
+MachineName = Annotated[
+    str, Path(max_length=MACHINE_NAME_MAX, pattern=MACHINE_NAME_PATTERN, description="a machine's name")
+]
+MachineQ = Annotated[
+    str | None,
+    Query(max_length=MACHINE_NAME_MAX, pattern=MACHINE_NAME_PATTERN, description="only this machine's"),
+]
 
 
 def get_session(request: Request) -> Iterator[Session]:

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import logging
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 
+from gate.api import docs, guards
 from gate.api.routes import evaluations, github, health, machines, pulls, runs
 from gate.dashboard import api as dashboard_api
 from gate.dashboard import pages
 from gate.settings import Settings
 from gate.store import db
-
-log = logging.getLogger("fusegate")
 
 
 def _bot(settings: Settings, url: str, repo: Path):
@@ -70,6 +66,8 @@ def create_app(
         version="1",
         description="Performance-regression gate for fused RL-environment kernels: results in, verdicts out.",
         lifespan=lifespan,
+        docs_url=None,  # gate.api.docs serves Swagger UI from local files
+        redoc_url=None,
     )
     app.state.database_url = url
     app.state.repo = repo
@@ -89,18 +87,13 @@ def create_app(
         dashboard_api.router,
     ):
         app.include_router(router)
+    docs.install(app)  # before the dashboard's /static mount
     pages.install(app)  # the dashboard's pages, static files and HTML error pages
+    uploads = {("POST", "/api/runs"), ("POST", "/api/github/webhook")}
 
-    @app.middleware("http")
-    async def server_timing(request: Request, call_next):
-        started = time.perf_counter()
-        response = await call_next(request)
-        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1e3:.2f}"
-        return response
+    def limit(method: str, path: str) -> int:
+        return settings.max_upload_bytes if (method, path) in uploads else settings.max_body_bytes
 
-    @app.exception_handler(Exception)
-    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return JSONResponse(status_code=500, content={"detail": f"internal error: {type(exc).__name__}"})
-
+    # Outermost of the app's own layers: limits, target checks, errors as problems, security headers.
+    app.add_middleware(guards.Guard, limit=limit, openapi=app.openapi)
     return app

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +57,12 @@ class EvaluationOut(Orm):
     policy: dict
     reasons: list[str]
     created_at: datetime = Field(description="when the evaluation started reading results")
+    official: bool = Field(
+        default=True,
+        description="true: the gate's verdict (the bot, the dashboard and GET /api/verdicts read it); false: an "
+        "ad-hoc evaluation a runner token asked for, kept apart",
+    )
+    requested_by: str | None = Field(default=None, description="the token that asked for it, if one did")
     stale: bool = Field(
         default=False,
         description="results of base or head arrived after this evaluation started: POST /api/evaluations again",
@@ -68,6 +75,7 @@ class EvaluationSummary(Orm):
     base_sha: str
     head_sha: str
     verdict: str
+    official: bool = True
     created_at: datetime
 
 
@@ -76,8 +84,10 @@ class EvaluationRequest(BaseModel):
         min_length=1, max_length=200, description="base commit (SHA or ref known to the service's repository)"
     )
     head: str = Field(min_length=1, max_length=200, description="head commit")
-    impl: list[str] = Field(
-        default_factory=list, description="extra implementations to judge (stricter only)"
+    impl: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list,
+        max_length=16,
+        description="extra implementations to judge (stricter only); each must have results for head",
     )
 
 

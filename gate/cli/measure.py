@@ -180,20 +180,17 @@ class Judge:
                         f"  {side.name} {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged"
                     )
                 self.machines.append(machine)
-        with db.transaction(self.url) as session:
-            if (
-                self.fallback
-                and self.base != self.head
-                and not queries.summaries(session, commit_sha=self.base)
-            ):
-                if not quiet:
-                    self.console.print(
-                        f"  base {self.base[:12]} has no results yet: judging HEAD's kernels only "
-                        f"(fusegate gate --base {self.base[:12]} --measure measures both)"
-                    )
-                self.base = self.head
-            return verdicts.evaluate(session, repo=self.repo, base_sha=self.base, head_sha=self.head,
-                                     policy_sha=self.policy_sha, extra_impls=extra_impls)  # fmt: skip
+        with db.transaction(self.url, write=False) as session:
+            base_unmeasured = not queries.summaries(session, commit_sha=self.base)
+        if self.fallback and self.base != self.head and base_unmeasured:
+            if not quiet:
+                self.console.print(
+                    f"  base {self.base[:12]} has no results yet: judging HEAD's kernels only "
+                    f"(fusegate gate --base {self.base[:12]} --measure measures both)"
+                )
+            self.base = self.head
+        return verdicts.evaluate(self.url, repo=self.repo, base_sha=self.base, head_sha=self.head,
+                                 policy_sha=self.policy_sha, extra_impls=extra_impls)  # fmt: skip
 
 
 def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[str, Side], repo: Path,

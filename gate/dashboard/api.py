@@ -19,10 +19,10 @@ router = APIRouter(prefix="/api/dashboard", tags=["dashboard"], responses={404: 
 class Cell:
     """One benchmark cell: the query parameters of the history and compare endpoints."""
 
-    task: str
-    impl: str
-    num_envs: int
-    threads: int
+    task: Annotated[str, Query(max_length=64)]
+    impl: Annotated[str, Query(max_length=64)]
+    num_envs: Annotated[int, Query(ge=1, le=2**31 - 1)]  # the store's cell columns are 32-bit
+    threads: Annotated[int, Query(ge=1, le=2**31 - 1)]
     metric: Literal["paired", "time"] = "paired"  # paired: ratio to the hand-written kernel; time: seconds
 
 

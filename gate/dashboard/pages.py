@@ -8,9 +8,9 @@ from urllib.parse import quote
 
 import plotly
 from fastapi import APIRouter, FastAPI, HTTPException, Request, status
-from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -124,4 +124,5 @@ def install(app: FastAPI) -> None:
             return templates.TemplateResponse(
                 request, "error.html", {"status": 400, "detail": f"bad request: {problems}"}, status_code=400
             )
-        return await request_validation_exception_handler(request, exc)
+        # The API's one problem shape (gate.web.Problem), not FastAPI's list of error objects.
+        return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)

@@ -17,7 +17,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+import pydantic_core
+from pydantic import BaseModel, Field, ValidationError
 
 from gate.domain import (
     BENCHMARKS,
@@ -33,6 +34,7 @@ from gate.domain import (
     ResultRecord,
     RunRecord,
     machine_id,
+    machine_name_problem,
     suite_of,
 )
 
@@ -60,13 +62,52 @@ class ResultFile(BaseModel):
     )
 
     def data(self) -> dict:
-        try:
-            data = json.loads(self.text)
-        except json.JSONDecodeError as exc:
-            raise IngestError(self.path, f"(line {exc.lineno})", f"not JSON: {exc.msg}") from None
+        try:  # asv's NaN is allowed here; pydantic-core's parser bounds the nesting depth (no RecursionError)
+            data = pydantic_core.from_json(self.text, allow_inf_nan=True)
+        except ValueError as exc:
+            raise IngestError(self.path, "(file)", f"not JSON: {exc}") from None
         if not isinstance(data, dict):
             raise IngestError(self.path, "(file)", f"expected a JSON object, got {type(data).__name__}")
+        plain(data, self.path, nan=True)
         return data
+
+
+MAX_STRING = 10_000  # characters in any one string of a bundle's JSON (keys included)
+MAX_PARAM = 200  # characters of one asv parameter value
+MAX_GRID = 10_000  # parameter combinations of one benchmark, checked before the combinations are built
+
+
+def plain(value: Any, file: str, *, nan: bool = False, where: str = "") -> None:
+    """Refuse what the store cannot hold or the statistics cannot read, wherever it is in a parsed JSON value:
+    non-finite numbers (asv's NaN, a skipped benchmark, where ``nan``), strings with NUL or unpaired surrogates,
+    strings over ``MAX_STRING``. The value's depth is bounded by the parser that made it."""
+    if isinstance(value, float):
+        if not math.isfinite(value) and not (nan and math.isnan(value)):
+            raise IngestError(file, where or "(value)", f"{value} is not a finite number")
+    elif isinstance(value, str):
+        if len(value) > MAX_STRING:
+            raise IngestError(
+                file, where or "(value)", f"a string of {len(value)} characters, over {MAX_STRING}"
+            )
+        if "\x00" in value or (not value.isascii() and not _utf8(value)):
+            raise IngestError(
+                file, where or "(value)", f"{value[:40]!r} holds a NUL or an unpaired surrogate"
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            plain(key, file, where=f"{where}{key!s:.40} (key)")
+            plain(item, file, nan=nan, where=f"{where}{key!s:.40}.")
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            plain(item, file, nan=nan, where=f"{where}[{number}]")
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Bundle(BaseModel):
@@ -77,6 +118,23 @@ class Bundle(BaseModel):
     benchmarks: dict[str, Any] = Field(description="asv's benchmarks.json (parameter names per benchmark)")
     results: list[ResultFile] = Field(min_length=1, description="asv result files")
     sidecar: list[dict[str, Any]] = Field(description="fusegate sidecar records (.asv/fusegate/*/*.jsonl)")
+
+
+def parse(body: bytes | str) -> Bundle:
+    """A bundle from a request body, or IngestError: JSON proper (no NaN; nesting bounded by pydantic-core's
+    parser), in the shape of ``Bundle``."""
+    try:
+        data = pydantic_core.from_json(body, allow_inf_nan=False)
+    except ValueError as exc:
+        raise IngestError("(body)", "(json)", f"not JSON: {exc}") from None
+    try:
+        return Bundle.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "(bundle)"
+        raise IngestError(
+            "(body)", where, f"{first['msg']} ({exc.error_count()} problem(s) in all)"
+        ) from None
 
 
 def _need(mapping: dict, key: str, kind: type | tuple[type, ...], file: str, where: str = "") -> Any:
@@ -91,9 +149,13 @@ def _need(mapping: dict, key: str, kind: type | tuple[type, ...], file: str, whe
 
 
 def _param_values(values: list, file: str, where: str) -> list:
+    if not isinstance(values, list) or not all(isinstance(v, str) and len(v) <= MAX_PARAM for v in values):
+        raise IngestError(
+            file, where, f"expected lists of parameter values of at most {MAX_PARAM} characters"
+        )
     try:
         return [ast.literal_eval(v) for v in values]
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise IngestError(file, where, f"parameter values are not Python literals: {values!r:.120}") from None
 
 
@@ -226,6 +288,9 @@ def _results(
         raise IngestError(
             file, f"{where}params", f"expected {len(param_names)} parameter lists ({', '.join(param_names)})"
         )
+    size = math.prod(len(values) if isinstance(values, list) else 0 for values in params)
+    if size > MAX_GRID:
+        raise IngestError(file, f"{where}params", f"{size} parameter combinations, over {MAX_GRID}")
     grids = [_param_values(values, file, f"{where}params") for values in params]
     combos = list(itertools.product(*grids))
     values = row.get("result")
@@ -381,6 +446,12 @@ def _collector_results(records: list[dict]) -> list[ResultRecord]:
 def runs(bundle: Bundle) -> list[RunRecord]:
     """Validate a bundle into runs; raises IngestError naming the file and field of the first problem."""
     machine_name = _need(bundle.machine, "machine", str, "machine.json")
+    if problem := machine_name_problem(machine_name):
+        raise IngestError("machine.json", "machine", problem)
+    plain(bundle.machine, "machine.json")
+    plain(bundle.benchmarks, "benchmarks.json")
+    for number, record in enumerate(bundle.sidecar):
+        plain(record, f"sidecar[{number}]")
     params = _benchmark_params(bundle)
     sidecar = _sidecar_records(bundle)
     seen: dict[str, str] = {}

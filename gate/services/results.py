@@ -52,11 +52,10 @@ def arrived(
     evaluations = []
     if any(r.stored for r in reports.values()):
         for sha in sorted({r.commit for r in runs}):
-            with db.transaction(url) as session:
+            with db.transaction(url, write=False) as session:
                 pairs = queries.evaluation_pairs_with(session, commit_sha=sha)
             for base, head in pairs:
-                with db.transaction(url) as session:
-                    evaluations.append(verdicts.evaluate(session, repo=repo, base_sha=base, head_sha=head))
+                evaluations.append(verdicts.evaluate(url, repo=repo, base_sha=base, head_sha=head))
     if wake is not None:
         wake()
     return Arrival(reports=reports, evaluations=evaluations)

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session
 
 from gate import git
 from gate.domain import ComparisonRecord, EvaluationRecord
-from gate.evaluate import evaluate_and_store, is_stale
+from gate.evaluate import is_stale, judge, save
 from gate.store import db, queries
-from gate.store.models import Evaluation
+from gate.store.models import Evaluation, now
 
 _COMPARISON = [f.name for f in fields(ComparisonRecord)]
 _EVALUATION = [f.name for f in fields(EvaluationRecord) if f.name not in ("comparisons", "stale")]
@@ -31,24 +31,37 @@ def record(evaluation: Evaluation, *, stale: bool = False) -> EvaluationRecord:
 
 
 def evaluate(
-    session: Session,
+    url: str,
     *,
     repo: Path,
     base_sha: str,
     head_sha: str,
     extra_impls: Iterable[str] = (),
     policy_sha: str | None = None,
+    official: bool = True,
+    requested_by: str | None = None,
 ) -> EvaluationRecord:
-    """Judge (base, head) now with the base commit's policy (or ``policy_sha``'s), store it, return it."""
-    stored = evaluate_and_store(
-        session,
-        repo=repo,
-        base_sha=base_sha,
-        head_sha=head_sha,
-        extra_impls=extra_impls,
-        policy_sha=policy_sha,
-    )
-    return record(stored)
+    """Judge (base, head) now with the base commit's policy (or ``policy_sha``'s), store it, return it.
+
+    Judging reads in one transaction and storing writes in another, so on SQLite the write lock is held for the
+    insert only, never while git runs or the statistics are computed. ``official=False`` stores an ad-hoc
+    evaluation apart from the served verdict."""
+    started = now()
+    with db.transaction(url, write=False) as session:
+        outcome = judge(
+            session,
+            repo=repo,
+            base_sha=base_sha,
+            head_sha=head_sha,
+            extra_impls=extra_impls,
+            policy_sha=policy_sha,
+        )
+    with db.transaction(url) as session:
+        stored = save(
+            session, outcome, base_sha=base_sha, head_sha=head_sha, started=started, official=official,
+            requested_by=requested_by,
+        )  # fmt: skip
+        return record(stored)
 
 
 def stored(session: Session, *, evaluation_id: int) -> EvaluationRecord | None:
@@ -68,8 +81,13 @@ def latest(session: Session, *, repo: Path, base: str, head: str) -> tuple[str, 
 
 def current(url: str, *, repo: Path, base_sha: str, head_sha: str) -> EvaluationRecord:
     """The latest verdict of (base, head), evaluated again first when there is none or results arrived since."""
-    with db.transaction(url) as session:
+    with db.transaction(url, write=False) as session:
         evaluation = queries.latest_evaluation(session, base_sha=base_sha, head_sha=head_sha)
-        if evaluation is None or is_stale(session, evaluation):
-            evaluation = evaluate_and_store(session, repo=repo, base_sha=base_sha, head_sha=head_sha)
-        return record(evaluation)
+        if evaluation is not None and not is_stale(session, evaluation):
+            return record(evaluation)
+    return evaluate(url, repo=repo, base_sha=base_sha, head_sha=head_sha)
+
+
+def implementations(session: Session, *, commit_sha: str) -> set[str]:
+    """The implementations a commit has results for (what ``extra_impls`` may name)."""
+    return queries.implementations(session, commit_sha=commit_sha)

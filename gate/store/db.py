@@ -8,14 +8,15 @@ what the service asks before it serves.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, InterfaceError, InternalError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -48,8 +49,6 @@ def engine(url: str) -> Engine:
             "use sqlite:///path/to/file.db or postgresql+psycopg://user:password@host/db"
         ) from None
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         eng = create_engine(parsed, connect_args={"timeout": 30, "check_same_thread": False})
         event.listen(eng, "connect", _sqlite_pragmas)
         event.listen(eng, "begin", _sqlite_begin)
@@ -67,13 +66,23 @@ def sessions(url: str, *, write: bool = True) -> sessionmaker[Session]:
     return sessionmaker(bind, expire_on_commit=False)
 
 
+@cache
+def _writers(url: str) -> threading.RLock | None:
+    """SQLite has one writer at a time: this process's writers queue on a lock of their own, in turn, rather
+    than each polling SQLite's busy handler (which sleeps and retries, so under 20 uploaders its waits reach the
+    busy timeout). Other processes still meet at SQLite's lock. PostgreSQL needs none."""
+    return threading.RLock() if make_url(url).get_backend_name() == "sqlite" else None
+
+
 @contextmanager
 def transaction(url: str, *, write: bool = True) -> Iterator[Session]:
     """One session, one transaction: committed on success, rolled back entirely on any exception.
 
-    ``write=False`` is for reads: on SQLite it does not take the write lock.
+    ``write=False`` is for reads: on SQLite it does not take the write lock. Keep write transactions short:
+    compute first, then write (``gate.services.verdicts.evaluate``).
     """
-    with sessions(url, write=write)() as session, session.begin():
+    lock = _writers(url) if write else None
+    with lock or nullcontext(), sessions(url, write=write)() as session, session.begin():
         yield session
 
 
@@ -86,12 +95,82 @@ def alembic_config(url: str):
     return config
 
 
-def upgrade(url: str) -> None:
-    """Create or migrate the store at ``url`` to the newest schema (idempotent)."""
+class StoreError(ValueError):
+    """The store cannot be opened or used: which store, why, and what to do (the CLI prints it, exit 2)."""
+
+
+def shown(url: str) -> str:
+    """The URL as it may be printed: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(not a database URL)"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite store, None for PostgreSQL or an in-memory store."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    if parsed.query.get("uri") == "true" and parsed.database.startswith(
+        "file:"
+    ):  # sqlite:///file:PATH?uri=true
+        return Path(parsed.database.removeprefix("file:"))
+    return Path(parsed.database)
+
+
+@contextmanager
+def _opening(url: str) -> Iterator[None]:
+    """Turns a store that cannot be reached or written into a StoreError naming it (not a driver traceback)."""
+    try:
+        yield
+    except (OperationalError, InterfaceError, InternalError) as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        path = sqlite_file(url)
+        where = (
+            f"the file {path.resolve()} (and its directory) must exist and be readable and writable by this user"
+            if path is not None
+            else "the server must be up, and reachable and writable with the URL's user"
+        )
+        raise StoreError(
+            f"cannot use the store at {shown(url)}: {reason}; {where} (FUSEGATE_DATABASE_URL or --db)"
+        ) from None
+
+
+def _check_server(connection) -> None:
+    if connection.dialect.name == "postgresql":
+        encoding = connection.exec_driver_sql("SHOW server_encoding").scalar()
+        if encoding != "UTF8":
+            raise StoreError(
+                f"the PostgreSQL database's encoding is {encoding}; the store needs UTF8: create it with "
+                "`createdb -E UTF8 -T template0 NAME` (or CREATE DATABASE ... ENCODING 'UTF8' TEMPLATE template0)"
+            )
+
+
+def upgrade(url: str, *, create: bool = True) -> None:
+    """Create or migrate the store at ``url`` to the newest schema (idempotent). ``create=False`` refuses a
+    SQLite store that does not exist yet instead of making an empty one (a mistyped path is not a new store)."""
     from alembic import command
 
     engine(url)  # validates the URL with a clear message before alembic sees it
-    command.upgrade(alembic_config(url), "head")
+    path = sqlite_file(url)
+    if path is not None and not path.exists():
+        if not create:
+            raise StoreError(
+                f"no store at {path.resolve()}: create it with `fusegate db upgrade --db {url}`, or point "
+                "FUSEGATE_DATABASE_URL / --db at the existing store"
+            )
+        with _opening(url):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the store's directory {path.parent.resolve()}: {exc}"
+                ) from None
+    with _opening(url):
+        with engine(url).connect() as connection:
+            _check_server(connection)
+        command.upgrade(alembic_config(url), "head")
 
 
 class SchemaError(ValueError):
@@ -104,17 +183,31 @@ def revisions(url: str) -> tuple[str | None, str]:
     from alembic.script import ScriptDirectory
 
     head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
-    with engine(url).connect() as connection:
+    with _opening(url), engine(url).connect() as connection:
+        _check_server(connection)
         current = MigrationContext.configure(connection).get_current_revision()
     return current, head
 
 
+def writable(url: str) -> None:
+    """Raises (the driver's error) unless the store takes a write now: a no-op update of the schema's row, in a
+    write transaction (on SQLite it waits its turn for the write lock like any writer)."""
+    with transaction(url) as session:
+        session.execute(text("UPDATE alembic_version SET version_num = version_num"))
+
+
 def check(url: str) -> None:
-    """Refuse to serve a store that is not at the newest schema, saying what to run."""
+    """Refuse to serve a store that is missing, unusable or not at the newest schema, saying what to run."""
+    path = sqlite_file(url)
+    if path is not None and not path.exists():
+        raise StoreError(
+            f"no store at {path.resolve()}: create it with `fusegate db upgrade --db {url}`, or point "
+            "FUSEGATE_DATABASE_URL / --db at the existing store"
+        )
     current, head = revisions(url)
     if current != head:
         what = "has no schema" if current is None else f"is at schema {current}"
         raise SchemaError(
-            f"the store at {url} {what}; this fusegate reads schema {head}: run `fusegate db upgrade` first "
+            f"the store at {shown(url)} {what}; this fusegate reads schema {head}: run `fusegate db upgrade` first "
             "(fusegate serve does it unless --no-upgrade)"
         )

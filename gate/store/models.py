@@ -21,7 +21,10 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
+    text,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -35,8 +38,22 @@ def utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+class UtcDateTime(TypeDecorator):
+    """A time stored with its zone and always read back aware, in UTC: SQLite hands stored datetimes back naive,
+    which the API would send without an offset (its schema says date-time, which needs one)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        return None if value is None else utc(value).astimezone(UTC)
+
+    def process_result_value(self, value, dialect):
+        return None if value is None else utc(value).astimezone(UTC)
+
+
 class Base(DeclarativeBase):
-    type_annotation_map = {dict: JSON, list: JSON, datetime: DateTime(timezone=True)}  # noqa: RUF012 (SQLAlchemy API)
+    type_annotation_map = {dict: JSON, list: JSON, datetime: UtcDateTime()}  # noqa: RUF012 (SQLAlchemy API)
 
 
 class Machine(Base):
@@ -168,6 +185,10 @@ class Evaluation(Base):
     policy: Mapped[dict]
     reasons: Mapped[list]
     created_at: Mapped[datetime] = mapped_column(default=now)
+    # False: an ad-hoc evaluation a token asked for (POST /api/evaluations without the admin role), kept apart
+    # from the verdict the bot, the dashboard and GET /api/verdicts read.
+    official: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    requested_by: Mapped[str | None] = mapped_column(String(200))  # the token's name, for an asked-for one
     base_commit: Mapped[Commit] = relationship(foreign_keys=[base_commit_id], lazy="joined")
     head_commit: Mapped[Commit] = relationship(foreign_keys=[head_commit_id], lazy="joined")
     comparisons: Mapped[list[Comparison]] = relationship(
@@ -229,14 +250,27 @@ class Calibration(Base):
     computed_at: Mapped[datetime] = mapped_column(default=now)
 
 
+ROLES = ("runner", "admin")  # runner: uploads results; admin: also writes official verdicts
+
+
 class Token(Base):
-    """A runner's bearer token; only its SHA-256 is stored."""
+    """A bearer token; only its SHA-256 is stored. A name is unique among tokens not revoked."""
 
     __tablename__ = "token"
+    __table_args__ = (
+        Index(
+            "ix_token_live_name",
+            "name",
+            unique=True,
+            sqlite_where=text("NOT revoked"),
+            postgresql_where=text("NOT revoked"),
+        ),
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
     hash: Mapped[str] = mapped_column(String(64), unique=True)
     machine: Mapped[str | None] = mapped_column(String(200))  # uploads only for this machine; None: any
+    role: Mapped[str] = mapped_column(String(16), default="runner", server_default="runner")
     created_at: Mapped[datetime] = mapped_column(default=now)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
 

@@ -14,8 +14,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
-from gate.domain import COST_BENCHMARKS, STATUS_ONLY, ComparisonRecord, RunRecord
+from gate.domain import COST_BENCHMARKS, STATUS_ONLY, ComparisonRecord, RunRecord, machine_name_problem
 from gate.store.models import (
+    ROLES,
     Calibration,
     CellSummary,
     Commit,
@@ -240,6 +241,17 @@ def summaries(
     return [(row[0], row[1], row[2], SummaryRow._make(row[3:])) for row in session.execute(stmt)]
 
 
+def implementations(session: Session, *, commit_sha: str) -> set[str]:
+    """Every implementation with a measured cell on a commit (an impl's baseline included)."""
+    stmt = (
+        select(CellSummary.impl)
+        .join(Commit, CellSummary.commit_id == Commit.id)
+        .where(Commit.sha == commit_sha)
+        .distinct()
+    )
+    return set(session.scalars(stmt))
+
+
 def fingerprints(session: Session, *, commit_sha: str) -> dict[str, set[str]]:
     """Machine name -> the hardware fingerprint hashes of its runs of a commit."""
     stmt = (
@@ -293,9 +305,13 @@ def save_evaluation(
     reasons: list[str],
     comparisons: Sequence[ComparisonRecord],
     created_at: datetime | None = None,
+    official: bool = True,
+    requested_by: str | None = None,
 ) -> Evaluation:
     evaluation = Evaluation(
         created_at=created_at or now(),
+        official=official,
+        requested_by=requested_by,
         base_commit_id=_get_or_create(session, Commit, key={"sha": base_sha}),
         head_commit_id=_get_or_create(session, Commit, key={"sha": head_sha}),
         verdict=verdict,
@@ -314,12 +330,12 @@ def save_evaluation(
 
 
 def latest_evaluation(session: Session, *, head_sha: str, base_sha: str | None = None) -> Evaluation | None:
-    """The newest stored evaluation of ``head_sha`` (the one that saw the most data): against ``base_sha`` when
-    given, else against any base."""
+    """The newest stored official evaluation of ``head_sha`` (the one that saw the most data): against
+    ``base_sha`` when given, else against any base. Ad-hoc evaluations are never the verdict."""
     head = commit_id(session, sha=head_sha)
     if head is None:
         return None
-    stmt = select(Evaluation).where(Evaluation.head_commit_id == head)
+    stmt = select(Evaluation).where(Evaluation.head_commit_id == head, Evaluation.official.is_(True))
     if base_sha is not None:
         base = commit_id(session, sha=base_sha)
         if base is None:
@@ -361,14 +377,15 @@ def evaluations(session: Session, *, limit: int = 50) -> list[tuple[Evaluation, 
 
 
 def evaluation_pairs_with(session: Session, *, commit_sha: str) -> list[tuple[str, str]]:
-    """Distinct (base, head) already evaluated that involve a commit: re-evaluated when its results change."""
+    """Distinct (base, head) with an official verdict that involve a commit: re-evaluated when its results
+    change."""
     base, head = aliased(Commit), aliased(Commit)
     stmt = (
         select(base.sha, head.sha)
         .select_from(Evaluation)
         .join(base, Evaluation.base_commit_id == base.id)
         .join(head, Evaluation.head_commit_id == head.id)
-        .where((base.sha == commit_sha) | (head.sha == commit_sha))
+        .where((base.sha == commit_sha) | (head.sha == commit_sha), Evaluation.official.is_(True))
         .distinct()
     )
     return [tuple(row) for row in session.execute(stmt)]
@@ -414,10 +431,21 @@ def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def create_token(session: Session, *, name: str, secret: str, machine: str | None = None) -> Token:
-    if session.scalar(select(Token.id).where(Token.name == name)) is not None:
+def create_token(
+    session: Session, *, name: str, secret: str, machine: str | None = None, role: str = "runner"
+) -> Token:
+    """A new token; ``machine`` binds a runner's uploads to that machine name. Raises ValueError (what to do)
+    for a name held by a live token, an unknown role or a machine name that is not one."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
+    if machine is not None and (problem := machine_name_problem(machine)):
+        raise ValueError(problem)
+    if not 0 < len(name) <= 200 or not name.isprintable():
+        raise ValueError(f"a token name is 1-200 printable characters, got {name[:40]!r}")
+    live = select(Token.id).where(Token.name == name, Token.revoked.is_(False))
+    if session.scalar(live) is not None:
         raise ValueError(f"a token named {name!r} exists; revoke it first or choose another name")
-    token = Token(name=name, hash=token_hash(secret), machine=machine)
+    token = Token(name=name, hash=token_hash(secret), machine=machine, role=role)
     session.add(token)
     session.flush()
     return token
@@ -428,7 +456,7 @@ def token_by_secret(session: Session, *, secret: str) -> Token | None:
 
 
 def revoke_token(session: Session, *, name: str) -> bool:
-    token = session.scalar(select(Token).where(Token.name == name))
+    token = session.scalar(select(Token).where(Token.name == name, Token.revoked.is_(False)))
     if token is None:
         return False
     token.revoked = True

@@ -234,6 +234,7 @@ GATE_ONLY = {
     "sqlalchemy",
     "alembic",
     "psycopg[binary]",
+    "fastapi-offline",
     "fastapi",
     "uvicorn",
     "pydantic",

@@ -101,8 +101,9 @@ def test_a_runner_uploads_and_reads_the_verdict_through_either_replica(stack):
         _run(str(Path(sys.executable).parent / "fusegate"), "upload", "--results", str(results), "--spool",
              str(stack["root"] / f"spool-{seed}"), env=runner_env)  # fmt: skip
     headers = {"Authorization": f"Bearer {token}"}
+    admin = {"Authorization": f"Bearer {_token(stack, 'operator', '--role', 'admin')}"}  # official verdicts
     made = httpx.post(f"{two}/api/evaluations", json={"base": stack["base"], "head": stack["head"]},
-                      headers=headers, timeout=120)  # fmt: skip
+                      headers=admin, timeout=120)  # fmt: skip
     assert made.status_code == 201, made.text
     assert made.json()["verdict"] == "approve", made.json()["reasons"]
     read = httpx.get(f"{one}/api/verdicts/{stack['base']}/{stack['head']}", timeout=60).json()
@@ -120,7 +121,7 @@ def test_a_runner_uploads_and_reads_the_verdict_through_either_replica(stack):
 
 
 def test_twenty_concurrent_uploads_split_across_two_replicas_land_once(stack):
-    token = _token(stack, "fleet")
+    token = _token(stack, "fleet", "--any-machine")
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     bodies = []
     for i in range(20):

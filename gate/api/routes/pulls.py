@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request, status
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 
 from gate.api.schemas import CheckOut, Problem, PullOut, RoundsOut
 from gate.bot import report
+from gate.domain import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN
 from gate.store import pulls
 from gate.web import ReadSessionDep, latest_verdict
+
+GitHubName = Annotated[
+    str, Path(max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
+]  # an owner's or a repository's
 
 router = APIRouter(tags=["pulls"])
 
 
 @router.get("/api/pulls/{owner}/{name}/{number}", responses={404: {"model": Problem}})
-def read_pull(owner: str, name: str, number: int, session: ReadSessionDep) -> PullOut:
+def read_pull(
+    owner: GitHubName,
+    name: GitHubName,
+    number: Annotated[int, Path(ge=1, le=2**31 - 1)],
+    session: ReadSessionDep,
+) -> PullOut:
     """A pull request the bot has seen, with its check (commit status) for every head."""
     pull = pulls.pull(session, repo=f"{owner}/{name}", number=number)
     if pull is None:
@@ -27,7 +39,13 @@ def read_pull(owner: str, name: str, number: int, session: ReadSessionDep) -> Pu
 
 
 @router.get("/api/rounds/{base}/{head}", responses={404: {"model": Problem}})
-def rounds(base: str, head: str, machine: str, request: Request, session: ReadSessionDep) -> RoundsOut:
+def rounds(
+    base: str,
+    head: str,
+    machine: Annotated[str, Query(max_length=MACHINE_NAME_MAX, pattern=MACHINE_NAME_PATTERN)],
+    request: Request,
+    session: ReadSessionDep,
+) -> RoundsOut:
     """Whether ``machine`` should run more rounds of (base, head): its inconclusive cells under the round budget."""
     evaluation = latest_verdict(request, session, base, head)  # 404 until the first evaluation
     budget = int(evaluation.policy.get("max_rounds", 0))

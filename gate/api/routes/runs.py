@@ -2,40 +2,56 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request, status
+from typing import Annotated
 
-from gate.api.schemas import Bundle, EvaluationSummary, Problem, RunOut, UploadOut
+from fastapi import APIRouter, HTTPException, Query, Request, status
+from fastapi.concurrency import run_in_threadpool
+
+from gate.api.schemas import EvaluationSummary, Problem, RunOut, UploadOut
 from gate.ingest import bundle as bundles
 from gate.services import results
 from gate.store import queries
-from gate.web import ReadSessionDep, RunnerDep
+from gate.web import MachineQ, ReadSessionDep, RunnerDep
 
 router = APIRouter(tags=["runs"])
+_BUNDLE = {
+    "required": True,
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Bundle"}}},
+}
+
+
+def _validated(body: bytes, runner) -> list:
+    try:
+        bundle = bundles.parse(body)
+        machine = bundle.machine.get("machine")
+        if runner.machine is not None and machine != runner.machine:
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN,
+                f"token {runner.name!r} uploads for machine {runner.machine!r} only, not {str(machine)[:100]!r}",
+            )
+        return bundles.runs(bundle)
+    except bundles.IngestError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
 
 
 @router.post(
     "/api/runs",
     status_code=status.HTTP_201_CREATED,
     responses={401: {"model": Problem}, 403: {"model": Problem}, 422: {"model": Problem}},
+    openapi_extra={"requestBody": _BUNDLE},
 )
-def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
-    """Store one machine's asv results and sidecar records; identical content is stored once.
+async def upload(request: Request, runner: RunnerDep) -> UploadOut:
+    """Store one machine's asv results and sidecar records (a ``Bundle``); identical content is stored once.
 
-    The whole bundle is one transaction: a bundle with any malformed file stores nothing. Evaluations that involve
-    an uploaded commit are recomputed and stored before the response.
+    The token is checked before the body is read, and the body is bounded (413 past the service's
+    ``FUSEGATE_MAX_UPLOAD_BYTES``). The whole bundle is one transaction: a bundle with any malformed file stores
+    nothing. Evaluations that involve an uploaded commit are recomputed and stored before the response.
     """
-    machine = body.machine.get("machine")
-    if runner.machine is not None and machine != runner.machine:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"token {runner.name!r} uploads for machine {runner.machine!r} only, not {machine!r}",
-        )
-    try:
-        runs = bundles.runs(body)
-    except bundles.IngestError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    body = await request.body()
+    runs = await run_in_threadpool(_validated, body, runner)
     bot = request.app.state.bot
-    arrival = results.arrived(
+    arrival = await run_in_threadpool(
+        results.arrived,
         request.app.state.database_url,
         repo=request.app.state.repo,
         runs=runs,
@@ -51,11 +67,12 @@ def upload(body: Bundle, request: Request, runner: RunnerDep) -> UploadOut:
 
 @router.get("/api/runs")
 def list_runs(
-    session: ReadSessionDep, machine: str | None = None, commit: str | None = None, limit: int = 100
+    session: ReadSessionDep,
+    machine: MachineQ = None,
+    commit: Annotated[str | None, Query(description="a full SHA", pattern="^[0-9a-f]{40}$")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> list[RunOut]:
     """Stored runs, newest first."""
-    if not 1 <= limit <= 1000:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"limit must be in 1..1000, got {limit}")
     return [
         RunOut(
             id=run.id,

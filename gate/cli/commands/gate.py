@@ -53,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
     from gate.api.schemas import EvaluationOut
     from gate.domain import EXIT_CODES, Verdict
     from gate.services import verdicts
-    from gate.store import db
 
     if args.measure:
         from gate.cli.measure import gate_measured
@@ -61,10 +60,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation = gate_measured(args)
     else:
         url, repo, base, head = commits_of(args)
-        with db.transaction(url) as session:
-            evaluation = verdicts.evaluate(
-                session, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl
-            )
+        evaluation = verdicts.evaluate(url, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl)
     if args.json:
         print(EvaluationOut.model_validate(evaluation).model_dump_json(indent=2))
     else:

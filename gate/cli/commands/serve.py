@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     url = args.db or settings().database_url
     if not args.no_upgrade:
-        db.upgrade(url)
+        db.upgrade(url, create=False)  # a mistyped path is refused, not served as a new empty store
     db.check(url)  # before any worker starts: one clear message, not one per worker
     output.console(stderr=True).print(
         f"fusegate serving {url} on http://{args.host}:{args.port} (docs: /docs)"

@@ -16,8 +16,20 @@ HELP = "create a token and print it once"
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", help="e.g. the runner's machine name")
-    p.add_argument("--machine", help="uploads only for this asv machine name (recommended for runners)")
+    p.add_argument("name", help="the runner's machine name (a runner's token uploads for that machine only)")
+    bound = p.add_mutually_exclusive_group()
+    bound.add_argument("--machine", help="uploads only for this asv machine name (default: NAME)")
+    bound.add_argument(
+        "--any-machine",
+        action="store_true",
+        help="uploads for any machine (a shared CI token; not recommended)",
+    )
+    p.add_argument(
+        "--role",
+        choices=("runner", "admin"),
+        default="runner",
+        help="runner: uploads results (default); admin: also POST /api/evaluations as the official verdict",
+    )
     db_option(p)
 
 
@@ -26,10 +38,16 @@ def run(args: argparse.Namespace) -> int:
 
     url = store_url(args)
     secret = "fg_" + secrets.token_urlsafe(32)
+    if args.any_machine or (args.role == "admin" and args.machine is None):
+        machine = None
+    else:
+        machine = args.machine or args.name
     with db.transaction(url) as session:
-        queries.create_token(session, name=args.name, secret=secret, machine=args.machine)
+        queries.create_token(session, name=args.name, secret=secret, machine=machine, role=args.role)
     print(secret)
+    bound = f"uploads for machine {machine!r} only" if machine else "uploads for any machine"
     output.console(stderr=True).print(
-        f"token {args.name!r} created; only its hash is stored, so keep it now (FUSEGATE_TOKEN on the runner)"
+        f"{args.role} token {args.name!r} created ({bound}); only its hash is stored, so keep it now "
+        "(FUSEGATE_TOKEN on the runner)"
     )
     return 0

@@ -64,3 +64,14 @@ async function compareChart(element, url) {
   await Plotly.newPlot(element, [trace], layout, CONFIG);
   element.dataset.ready = "1";
 }
+
+// Charts start from here, not from inline scripts: the pages' content security policy allows same-origin
+// scripts only. A page's chart element says which chart it is; its data link says where the data is.
+document.addEventListener("DOMContentLoaded", () => {
+  const element = document.getElementById("chart");
+  const link = document.getElementById("data-url");
+  if (!element || !link) return;
+  const charts = { history: historyChart, compare: compareChart };
+  const chart = charts[element.dataset.chart];
+  if (chart) chart(element, link.href);
+});

@@ -10,7 +10,8 @@ from gate.api.background import serving
 from gate.store import db, queries
 from tests.gate import gitrepo
 
-TOKEN = "fg_test-token"
+TOKEN = "fg_test-token"  # the operator's: admin role, any machine (official verdicts)
+RUNNER_TOKEN = "fg_runner-token"  # runner-1's: runner role, bound to machine runner-1
 
 
 @pytest.fixture
@@ -20,9 +21,10 @@ def repo(tmp_path):
 
 @pytest.fixture
 def service(store_url, repo):
-    """(base URL, store URL, repo): a running server with one runner token."""
+    """(base URL, store URL, repo): a running server with an admin token and a runner token."""
     with db.transaction(store_url) as session:
-        queries.create_token(session, name="runner-1", secret=TOKEN)
+        queries.create_token(session, name="operator", secret=TOKEN, role="admin")
+        queries.create_token(session, name="runner-1", secret=RUNNER_TOKEN, machine="runner-1")
     with serving(create_app(database_url=store_url, repo=repo[0])) as url:
         yield url, store_url, repo
 

@@ -29,7 +29,7 @@ def _counts(url) -> tuple[int, int]:
 
 
 def test_health_and_openapi(client):
-    assert client.get("/api/health").json() == {"status": "ok"}
+    assert client.get("/api/health").json() == {"status": "ok", "store": "writable", "detail": ""}
     spec = client.get("/openapi.json").json()
     assert {"/api/runs", "/api/evaluations", "/api/verdicts/{base}/{head}", "/api/machines"} <= set(
         spec["paths"]

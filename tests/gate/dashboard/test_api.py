@@ -86,13 +86,13 @@ def test_histories_follow_main_and_names_are_links(site, store_url, tmp_path):
                                 date=history.START + datetime.timedelta(days=30)))  # fmt: skip
     h = client.get("/api/dashboard/history/runner-1", params=CELL).json()
     assert [p["commit"] for p in h["points"]] == shas and h["along"].startswith("main, first parents")
-    name = "lab a&b #1"
+    name = "lab.a_b-1"  # every character of the machine-name alphabet that is not a letter or digit
     _ingest(store_url, _measure(tmp_path / "odd", shas[-1], machine=name, seed=7))
     page = client.get("/machines").text
     link = f"/machines/{quote(name, safe='')}"
     assert f'href="{link}"' in page
     matrix = client.get(link)
-    assert matrix.status_code == 200 and "/history/lab%20a%26b%20%231?" in matrix.text
+    assert matrix.status_code == 200 and f"/history/{name}?" in matrix.text
 
 
 NOT_FOUND = [
@@ -106,9 +106,9 @@ def _unknown_things_are_404_with_what(client):
     for path, params, says in NOT_FOUND:
         r = client.get(path, params=params)
         assert r.status_code == 404 and says in r.json()["detail"], (path, params, r.text)
-    for bad in ({"limit": 1}, {"metric": "speed"}):  # invalid parameters: FastAPI's 422 with the field
+    for bad in ({"limit": 1}, {"metric": "speed"}):  # invalid parameters: the API's problem naming the field
         r = client.get("/api/dashboard/history/runner-1", params=CELL | bad)
-        assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == next(iter(bad))
+        assert r.status_code == 422 and f"query.{next(iter(bad))}:" in r.json()["detail"], r.text
 
 
 def _the_endpoints_are_in_openapi(client):
