@@ -442,3 +442,45 @@ def test_uploads_survive_a_postgresql_restart(tmp_path, repo, postgres_cluster, 
                 ) from None
     finally:
         db.engine(store).dispose()  # this process's pooled connections to a cluster about to go
+
+
+# --- a flood: 50 MiB without a token ----------------------------------------------------------------------------
+
+
+def _rss_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"^VmRSS:\s+(\d+) kB", status, flags=re.M)[1]) / 1024
+
+
+@pytest.mark.slow
+def test_fifty_mib_without_a_token_is_refused_without_growing_the_service(tmp_path, repo):
+    """Declared (Content-Length) and chunked: 413 or 401 without the body being held, RSS grows < 50 MiB, and the
+    service answers its health check right after."""
+    path, _, _ = repo
+    store = f"sqlite:///{tmp_path / 'gate.db'}"
+    db.upgrade(store)
+    with _service(store=store, repo=path, logs=tmp_path / "logs") as service:
+        for _ in range(20):  # warm: imports, the first requests' allocations
+            httpx.get(f"{service.url}/api/runs", timeout=30)
+        before = _rss_mib(service.proc.pid)
+        peak = before
+        size = 50 * 2**20
+
+        def chunks():
+            nonlocal peak
+            for _ in range(50):
+                peak = max(peak, _rss_mib(service.proc.pid))
+                yield b"[" * 2**20
+
+        headers = {"Content-Type": "application/json"}
+        declared = httpx.post(f"{service.url}/api/runs", content=b"[" * size, headers=headers, timeout=60)
+        assert declared.status_code == 413 and "FUSEGATE_MAX_UPLOAD_BYTES" in declared.json()["detail"]
+        try:
+            chunked = httpx.post(f"{service.url}/api/runs", content=chunks(), headers=headers, timeout=60)
+        except httpx.TransportError:
+            chunked = None  # the service answered and closed while the client was still sending: also refused
+        assert chunked is None or chunked.status_code == 401, chunked.text
+        peak = max(peak, _rss_mib(service.proc.pid))
+        assert httpx.get(f"{service.url}/api/health", timeout=10).status_code == 200
+        assert peak - before < 50, f"RSS grew from {before:.0f} to {peak:.0f} MiB"
+        print(f"RSS {before:.0f} MiB before, {peak:.0f} MiB at most while 2 x 50 MiB arrived")
