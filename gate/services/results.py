@@ -55,7 +55,7 @@ def arrived(
             with db.transaction(url, write=False) as session:
                 pairs = queries.evaluation_pairs_with(session, commit_sha=sha)
             for base, head in pairs:
-                evaluations.append(verdicts.evaluate(url, repo=repo, base_sha=base, head_sha=head))
+                evaluations.append(verdicts.reevaluate(url, repo=repo, base_sha=base, head_sha=head))
     if wake is not None:
         wake()
     return Arrival(reports=reports, evaluations=evaluations)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
@@ -62,6 +64,49 @@ def evaluate(
             requested_by=requested_by,
         )  # fmt: skip
         return record(stored)
+
+
+class _Flight:
+    """One (store, base, head)'s re-evaluations in this process: callers take tickets; a run covers every ticket
+    taken before it started, so callers that arrive while one runs share the next run instead of each running
+    their own."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.taken = 0  # tickets handed out
+        self.covered = 0  # tickets covered by the newest finished run
+        self.running = False
+        self.result: EvaluationRecord | None = None
+
+
+_FLIGHTS: dict[tuple[str, str, str], _Flight] = defaultdict(_Flight)
+_FLIGHTS_LOCK = threading.Lock()
+
+
+def reevaluate(url: str, *, repo: Path, base_sha: str, head_sha: str) -> EvaluationRecord:
+    """The official verdict of (base, head) evaluated again, by a run that started after this call: what results
+    arriving ask for. Concurrent arrivals for the same pair share runs (20 uploaders of one commit cost about two
+    evaluations' time each, not twenty), and each still gets a verdict that saw its results."""
+    with _FLIGHTS_LOCK:
+        flight = _FLIGHTS[(url, base_sha, head_sha)]
+    with flight.changed:
+        flight.taken += 1
+        ticket = flight.taken
+        while flight.covered < ticket and flight.running:
+            flight.changed.wait()
+        if flight.covered >= ticket:
+            return flight.result
+        flight.running, covering = True, flight.taken
+    result = None
+    try:
+        result = evaluate(url, repo=repo, base_sha=base_sha, head_sha=head_sha)
+        return result
+    finally:
+        with flight.changed:
+            flight.running = False
+            if result is not None:
+                flight.covered, flight.result = covering, result
+            flight.changed.notify_all()
 
 
 def stored(session: Session, *, evaluation_id: int) -> EvaluationRecord | None:
