@@ -68,46 +68,41 @@ class ResultFile(BaseModel):
             raise IngestError(self.path, "(file)", f"not JSON: {exc}") from None
         if not isinstance(data, dict):
             raise IngestError(self.path, "(file)", f"expected a JSON object, got {type(data).__name__}")
-        plain(data, self.path, nan=True)
-        return data
+        return data  # what of it is stored is checked where it is read: names printable, numbers finite
 
 
-MAX_STRING = 10_000  # characters in any one string of a bundle's JSON (keys included)
 MAX_PARAM = 200  # characters of one asv parameter value
 MAX_GRID = 10_000  # parameter combinations of one benchmark, checked before the combinations are built
 
 
-def plain(value: Any, file: str, *, nan: bool = False, where: str = "") -> None:
-    """Refuse what the store cannot hold or the statistics cannot read, wherever it is in a parsed JSON value:
-    non-finite numbers (asv's NaN, a skipped benchmark, where ``nan``), strings with NUL or unpaired surrogates,
-    strings over ``MAX_STRING``. The value's depth is bounded by the parser that made it."""
-    if isinstance(value, float):
-        if not math.isfinite(value) and not (nan and math.isnan(value)):
-            raise IngestError(file, where or "(value)", f"{value} is not a finite number")
-    elif isinstance(value, str):
-        if len(value) > MAX_STRING:
-            raise IngestError(
-                file, where or "(value)", f"a string of {len(value)} characters, over {MAX_STRING}"
-            )
-        if "\x00" in value or (not value.isascii() and not _utf8(value)):
-            raise IngestError(
-                file, where or "(value)", f"{value[:40]!r} holds a NUL or an unpaired surrogate"
-            )
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            plain(key, file, where=f"{where}{key!s:.40} (key)")
-            plain(item, file, nan=nan, where=f"{where}{key!s:.40}.")
-    elif isinstance(value, list):
-        for number, item in enumerate(value):
-            plain(item, file, nan=nan, where=f"{where}[{number}]")
+_NUL = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u0000"
+)  # an escaped NUL in JSON text (not an escaped backslash and u0000)
 
 
-def _utf8(text: str) -> bool:
+def plain(value: Any, file: str, *, where: str = "") -> None:
+    """Refuse what the store cannot hold in a parsed JSON value it keeps as JSON (machine.json, the sidecar's
+    machine, software and placement, a failure's message): NaN or Infinity, a NUL, an unpaired surrogate. The
+    check is one C-speed ``json.dumps`` (a Python walk of every record cost 0.1 s per upload)."""
     try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    except ValueError:  # UnicodeEncodeError is one
+        raise IngestError(
+            file,
+            where or "(value)",
+            "holds NaN or Infinity (JSON has no such number) or an unpaired surrogate",
+        ) from None
+    if _NUL.search(text):
+        raise IngestError(
+            file, where or "(value)", "holds a NUL character (\\u0000): the store cannot keep it"
+        )
+
+
+def _name(text: object, longest: int = 64) -> bool:
+    """A name the store keeps as text: 1-``longest`` printable characters (no NUL, no control character, no
+    unpaired surrogate)."""
+    return isinstance(text, str) and 0 < len(text) <= longest and text.isprintable()
 
 
 class Bundle(BaseModel):
@@ -194,8 +189,9 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
         _need(record, "env", str, where)
         placement = _need(record, "placement", dict, where)
         _need(placement, "granted", dict, where, "placement.")
-        _need(record, "machine", dict, where)
-        _need(record, "software", dict, where)
+        for key in ("machine", "software"):  # stored with the run as JSON, like placement
+            plain(_need(record, key, dict, where), where, where=f"{key}.")
+        plain(placement, where, where="placement.")
         kind = _need(record, "kind", str, where)
         if kind in SIDECAR_PAIRED.values():
             _cell_fields(record, where)
@@ -231,6 +227,7 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
             message = _need(record, "message", str, where)
             if len(message) > MAX_MESSAGE:
                 raise IngestError(where, "message", f"longer than {MAX_MESSAGE} characters")
+            plain(message, where, where="message")
         by_commit.setdefault(commit, []).append(record)
     return by_commit
 
@@ -240,8 +237,8 @@ MAX_MESSAGE = 2000
 
 def _cell_fields(record: dict, where: str) -> None:
     for key in ("task", "impl"):
-        if not 0 < len(_need(record, key, str, where)) <= 64:
-            raise IngestError(where, key, "must be a name of 1-64 characters")
+        if not _name(_need(record, key, str, where)):
+            raise IngestError(where, key, "must be a name of 1-64 printable characters")
     for key in ("num_envs", "threads"):
         value = _need(record, key, int, where)
         if isinstance(value, bool) or value < 1:
@@ -309,8 +306,8 @@ def _results(
     for combo, value, sample in zip(combos, values, samples, strict=True):
         if isinstance(value, float) and math.isnan(value):
             continue  # asv's NaN: skipped (NotImplementedError), the combination does not exist
-        if value is not None and not isinstance(value, (int, float)):
-            raise IngestError(file, f"{where}result", f"not a number: {value!r:.80}")
+        if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value)):
+            raise IngestError(file, f"{where}result", f"not a finite number: {value!r:.80}")
         if sample is not None and (
             not isinstance(sample, list)
             or not all(isinstance(s, (int, float)) and 0 < s < math.inf for s in sample)
@@ -318,9 +315,11 @@ def _results(
             raise IngestError(file, f"{where}samples", f"samples of {combo} must be positive numbers")
         p = dict(zip(param_names, combo, strict=True))
         for key in ("task", "impl"):
-            if not isinstance(p[key], str) or not 0 < len(p[key]) <= 64:
+            if not _name(p[key]):
                 raise IngestError(
-                    file, f"{where}params", f"{key} must be a name of 1-64 characters, got {p[key]!r}"
+                    file,
+                    f"{where}params",
+                    f"{key} must be a name of 1-64 printable characters, got {p[key]!r:.80}",
                 )
         for key in ("num_envs", "threads"):
             if key in p and (not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1):
@@ -450,8 +449,6 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         raise IngestError("machine.json", "machine", problem)
     plain(bundle.machine, "machine.json")
     plain(bundle.benchmarks, "benchmarks.json")
-    for number, record in enumerate(bundle.sidecar):
-        plain(record, f"sidecar[{number}]")
     params = _benchmark_params(bundle)
     sidecar = _sidecar_records(bundle)
     seen: dict[str, str] = {}
@@ -479,8 +476,8 @@ def runs(bundle: Bundle) -> list[RunRecord]:
         date = _need(data, "date", (int, float), file)
         if not 0 < date < 4e12:  # asv writes milliseconds since the epoch
             raise IngestError(file, "date", f"not a time in milliseconds since 1970: {date!r}")
-        if len(env_name) > 200:
-            raise IngestError(file, "env_name", "longer than 200 characters")
+        if not _name(env_name, 200):
+            raise IngestError(file, "env_name", "must be a name of 1-200 printable characters")
         results: list[ResultRecord] = []
         commit_records = sidecar.get(commit, [])
         cost_results = _cost_results(commit_records)
