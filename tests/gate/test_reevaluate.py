@@ -3,6 +3,7 @@ asked, and concurrent callers of one pair do not each run their own."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +27,7 @@ def test_concurrent_arrivals_share_runs_and_each_sees_a_run_started_after_it(mon
     def arrive(i: int):
         time.sleep(0.01 * i)  # twenty arrivals over 0.2 s, while runs are going on
         asked = time.monotonic()
-        number, started = verdicts.reevaluate(
+        _, started = verdicts.reevaluate(
             f"sqlite:///{tmp_path}/x.db", repo=tmp_path, base_sha="b", head_sha="h"
         )
         return asked, started
@@ -35,4 +36,4 @@ def test_concurrent_arrivals_share_runs_and_each_sees_a_run_started_after_it(mon
         answers = list(pool.map(arrive, range(20)))
     assert all(started >= asked for asked, started in answers)  # nobody got a verdict older than its results
     assert len(runs) <= 3, runs  # not one per arrival
-    assert all(b[0] >= a[1] for a, b in zip(runs, runs[1:], strict=False))  # one run at a time per pair
+    assert all(b[0] >= a[1] for a, b in itertools.pairwise(runs))  # one run at a time per pair

@@ -314,30 +314,38 @@ def repo(tmp_path):
     return gitrepo.base_and_head(tmp_path / "repo", policy='compare = ["assembled"]\n')
 
 
-@pytest.mark.slow
-def test_uploads_survive_the_service_killed_and_restarted(tmp_path, repo, monkeypatch):
+def _through_a_fault(
+    tmp_path, repo, monkeypatch, *, store: str, fault, felt: bool, context=lambda: ""
+) -> None:
+    """Migrate ``store``, serve it, upload every bundle while ``fault(service)`` happens, check exactly once."""
     path, base, head = repo
-    store = f"sqlite:///{tmp_path / 'gate.db'}"
     db.upgrade(store)
     _runner_token(store)
     per_uploader = _bundles(tmp_path / "asv", base, head)
     expected = _expected(per_uploader)
-
     with _service(store=store, repo=path, logs=tmp_path / "logs") as service:
-
-        def kill_and_restart() -> None:
-            service.kill()
-            time.sleep(1.5)  # uploaders meet a closed port
-            service.start()
-
         run = _upload_through(
-            kill_and_restart,
+            lambda: fault(service),
             service=service,
             per_uploader=per_uploader,
             root=tmp_path,
             monkeypatch=monkeypatch,
         )
-        _assert_exactly_once(run, service=service, expected=expected, felt=True)
+        try:
+            _assert_exactly_once(run, service=service, expected=expected, felt=felt)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}{context()}") from None
+
+
+@pytest.mark.slow
+def test_uploads_survive_the_service_killed_and_restarted(tmp_path, repo, monkeypatch):
+    def kill_and_restart(service: _Service) -> None:
+        service.kill()
+        time.sleep(1.5)  # uploaders meet a closed port
+        service.start()
+
+    store = f"sqlite:///{tmp_path / 'gate.db'}"
+    _through_a_fault(tmp_path, repo, monkeypatch, store=store, fault=kill_and_restart, felt=True)
 
 
 # --- (b) PostgreSQL restarted under the service ---------------------------------------------------------------
@@ -412,34 +420,15 @@ def postgres_cluster() -> Iterator[_Cluster]:
 
 @pytest.mark.postgres
 def test_uploads_survive_a_postgresql_restart(tmp_path, repo, postgres_cluster, monkeypatch):
-    path, base, head = repo
+    def restart_postgres(_service: _Service) -> None:
+        postgres_cluster.stop("fast")  # sessions cut, transactions in flight rolled back
+        time.sleep(2)  # the service meets a refused database
+        postgres_cluster.start()
+
     store = postgres_cluster.createdb("fusegate_faults")
     try:
-        db.upgrade(store)
-        _runner_token(store)
-        per_uploader = _bundles(tmp_path / "asv", base, head)
-        expected = _expected(per_uploader)
-
-        with _service(store=store, repo=path, logs=tmp_path / "logs") as service:
-
-            def restart_postgres() -> None:
-                postgres_cluster.stop("fast")  # sessions cut, transactions in flight rolled back
-                time.sleep(2)  # the service meets a refused database
-                postgres_cluster.start()
-
-            run = _upload_through(
-                restart_postgres,
-                service=service,
-                per_uploader=per_uploader,
-                root=tmp_path,
-                monkeypatch=monkeypatch,
-            )
-            try:
-                _assert_exactly_once(run, service=service, expected=expected, felt=False)
-            except AssertionError as exc:
-                raise AssertionError(
-                    f"{exc}\n--- postgresql log ---\n{postgres_cluster.log_text()}"
-                ) from None
+        _through_a_fault(tmp_path, repo, monkeypatch, store=store, fault=restart_postgres, felt=False,
+                         context=lambda: f"\n--- postgresql log ---\n{postgres_cluster.log_text()}")  # fmt: skip
     finally:
         db.engine(store).dispose()  # this process's pooled connections to a cluster about to go
 
