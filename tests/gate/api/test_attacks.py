@@ -143,6 +143,9 @@ def test_a_body_over_the_limit_is_413_declared_or_chunked(client, service):
     base_url = service[0]
     big = b"x" * (33 * 2**20)
     _problem(httpx.post(f"{base_url}/api/runs", content=big, timeout=60), 413, "limit")
+    _problem(
+        httpx.post(f"{base_url}/api/github/webhook", content=big, timeout=60), 413, "limit"
+    )  # before its HMAC
 
     def chunks():
         for _ in range(40):
