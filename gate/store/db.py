@@ -137,9 +137,23 @@ def _opening(url: str) -> Iterator[None]:
         ) from None
 
 
-def _check_server(connection) -> None:
-    if connection.dialect.name == "postgresql":
-        encoding = connection.exec_driver_sql("SHOW server_encoding").scalar()
+def _check_server(url: str) -> None:
+    """A PostgreSQL database must be UTF8. Asked through psycopg itself before SQLAlchemy connects: on SQL_ASCII
+    SQLAlchemy's first connect fails inside its dialect (a TypeError on the server's version as bytes)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return
+    import psycopg
+
+    parts = {"host": parsed.host, "port": parsed.port, "dbname": parsed.database, "user": parsed.username,
+             "password": parsed.password, **parsed.query}  # fmt: skip
+    conninfo = psycopg.conninfo.make_conninfo(**{k: v for k, v in parts.items() if v is not None})
+    with _opening(url):
+        try:
+            with psycopg.connect(conninfo, connect_timeout=10) as connection:
+                encoding = connection.execute("SHOW server_encoding").fetchone()[0]
+        except psycopg.Error as exc:
+            raise OperationalError("connect", {}, exc) from None
         if encoding != "UTF8":
             raise StoreError(
                 f"the PostgreSQL database's encoding is {encoding}; the store needs UTF8: create it with "
@@ -167,9 +181,8 @@ def upgrade(url: str, *, create: bool = True) -> None:
                 raise StoreError(
                     f"cannot create the store's directory {path.parent.resolve()}: {exc}"
                 ) from None
+    _check_server(url)
     with _opening(url):
-        with engine(url).connect() as connection:
-            _check_server(connection)
         command.upgrade(alembic_config(url), "head")
 
 
@@ -183,8 +196,8 @@ def revisions(url: str) -> tuple[str | None, str]:
     from alembic.script import ScriptDirectory
 
     head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    _check_server(url)
     with _opening(url), engine(url).connect() as connection:
-        _check_server(connection)
         current = MigrationContext.configure(connection).get_current_revision()
     return current, head
 

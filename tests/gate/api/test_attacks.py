@@ -341,3 +341,26 @@ def test_the_store_keeps_what_was_stored_when_bad_input_arrives(client, service,
         client.post("/api/runs", content=attack, headers={"Content-Type": "application/json"})
     with db.transaction(url, write=False) as session:
         assert session.scalar(select(func.count()).select_from(Run)) == 1
+
+
+@pytest.mark.postgres
+def test_a_postgres_database_not_in_utf8_is_refused_with_the_line_that_makes_one(request, capsys):
+    from gate import cli
+
+    url = request.getfixturevalue("_postgres_migrated")
+    server = db.engine(url).url.set(database="postgres")
+    admin = db.engine(server.render_as_string(hide_password=False)).execution_options(
+        isolation_level="AUTOCOMMIT"
+    )
+    with admin.connect() as connection:
+        connection.exec_driver_sql("DROP DATABASE IF EXISTS fusegate_ascii")
+        connection.exec_driver_sql("CREATE DATABASE fusegate_ascii ENCODING 'SQL_ASCII' TEMPLATE template0")
+    ascii_url = db.engine(url).url.set(database="fusegate_ascii").render_as_string(hide_password=False)
+    try:
+        assert cli.main(["db", "upgrade", "--db", ascii_url]) == 2
+        err = capsys.readouterr().err
+        assert "SQL_ASCII" in err and "createdb -E UTF8" in err and "Traceback" not in err
+    finally:
+        db.engine(ascii_url).dispose()
+        with admin.connect() as connection:
+            connection.exec_driver_sql("DROP DATABASE IF EXISTS fusegate_ascii")
