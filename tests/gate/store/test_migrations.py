@@ -87,3 +87,37 @@ def test_the_service_refuses_a_store_that_is_not_migrated_and_says_what_to_run(t
     current, head = db.revisions(url)
     assert current == head
     create_app(database_url=url, repo=tmp_path)  # now it serves
+
+
+def test_0005_keeps_every_evaluation_and_comparison_both_ways(store_url):
+    """0005 rebuilds ``evaluation`` on SQLite (batch mode): its comparisons must survive the rebuild (foreign keys
+    off while migrating), and stored tokens become runner tokens."""
+    from alembic import command
+    from sqlalchemy import text
+
+    config = db.alembic_config(store_url)
+    command.downgrade(config, "0004")
+    try:
+        with db.engine(store_url).begin() as c:
+            c.execute(text("INSERT INTO \"commit\" (id, sha, first_seen) VALUES (1, :a, '2026-01-01'), (2, :b, '2026-01-01')"),
+                      {"a": "a" * 40, "b": "b" * 40})  # fmt: skip
+            c.execute(text("INSERT INTO evaluation (id, base_commit_id, head_commit_id, verdict, policy_source, policy, "
+                           "reasons, created_at) VALUES (1, 1, 2, 'approve', 'base', '{}', '[]', '2026-01-01')"))  # fmt: skip
+            c.execute(text("INSERT INTO comparison (evaluation_id, machine, kind, task, impl, baseline, detail, margin, "
+                           "samples, groups, decision, signal, reason) VALUES "
+                           "(1, 'm', 'head_vs_base', 'g1_walk', 'assembled', 'base', '', 0.05, 3, 3, 'pass', 'time', '')"))  # fmt: skip
+            c.execute(text("INSERT INTO token (name, hash, created_at, revoked) VALUES ('t', :h, '2026-01-01', false)"),
+                      {"h": "0" * 64})  # fmt: skip
+        command.upgrade(config, "head")
+        with db.engine(store_url).connect() as c:
+            assert c.execute(text("SELECT COUNT(*) FROM comparison")).scalar() == 1
+            assert c.execute(text("SELECT official FROM evaluation")).scalar() in (True, 1)
+            assert c.execute(text("SELECT role FROM token")).scalar() == "runner"
+        command.downgrade(config, "0004")
+        with db.engine(store_url).connect() as c:
+            assert c.execute(text("SELECT COUNT(*) FROM comparison")).scalar() == 1
+    finally:
+        command.upgrade(config, "head")
+        with db.engine(store_url).begin() as c:
+            for table in ("comparison", "evaluation", "token", '"commit"'):
+                c.execute(text(f"DELETE FROM {table}"))
