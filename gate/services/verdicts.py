@@ -6,6 +6,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import fields
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy.orm import Session
@@ -14,7 +15,7 @@ from gate import git
 from gate.domain import ComparisonRecord, EvaluationRecord
 from gate.evaluate import is_stale, judge, save
 from gate.store import db, queries
-from gate.store.models import Evaluation, now
+from gate.store.models import Evaluation, now, utc
 
 _COMPARISON = [f.name for f in fields(ComparisonRecord)]
 _EVALUATION = [f.name for f in fields(EvaluationRecord) if f.name not in ("comparisons", "stale")]
@@ -49,7 +50,9 @@ def evaluate(
     insert only, never while git runs or the statistics are computed. ``official=False`` stores an ad-hoc
     evaluation apart from the served verdict."""
     started = now()
+    shas = {base_sha, head_sha}
     with db.transaction(url, write=False) as session:
+        seen = queries.uploads(session, commit_shas=shas)  # first: what the judging below can have read
         outcome = judge(
             session,
             repo=repo,
@@ -59,6 +62,11 @@ def evaluate(
             policy_sha=policy_sha,
         )
     with db.transaction(url) as session:
+        # A run stamped before ``started`` but committed after the judging read would leave this verdict looking
+        # fresh; dated just before the earliest run it missed, it is stale, and the bot or a reader evaluates again.
+        missed = [at for run, at in queries.uploads(session, commit_shas=shas).items() if run not in seen]
+        if missed:
+            started = min(started, utc(min(missed)) - timedelta(microseconds=1))
         stored = save(
             session, outcome, base_sha=base_sha, head_sha=head_sha, started=started, official=official,
             requested_by=requested_by,

@@ -348,6 +348,12 @@ def latest_evaluation(session: Session, *, head_sha: str, base_sha: str | None =
     )
 
 
+def uploads(session: Session, *, commit_shas: Iterable[str]) -> dict[int, datetime]:
+    """Run id -> when it was uploaded, for every run of these commits."""
+    stmt = select(Run.id, Run.uploaded_at).join(Commit, Run.commit_id == Commit.id)
+    return {run: at for run, at in session.execute(stmt.where(Commit.sha.in_(list(commit_shas))))}
+
+
 def last_upload(session: Session, *, commit_shas: Iterable[str]) -> datetime | None:
     """When results of any of these commits last arrived."""
     return session.scalar(
