@@ -205,9 +205,11 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
                         raise IngestError(
                             where, f"pairs[{i}].{key}", f"a time must be positive and finite, got {value}"
                         )
+                if not 0 < pair["impl_s"] / pair["base_s"] < math.inf:
+                    raise IngestError(where, f"pairs[{i}]", "impl_s / base_s is not a finite positive ratio")
                 if kind == "collector_paired":
-                    if not 0 < len(_need(record, "baseline", str, where)) <= 64:
-                        raise IngestError(where, "baseline", "must be a name of 1-64 characters")
+                    if not _name(_need(record, "baseline", str, where)):
+                        raise IngestError(where, "baseline", "must be a name of 1-64 printable characters")
                     for side in ("base_us", "impl_us"):
                         phases = _need(pair, side, dict, where, f"pairs[{i}].")
                         for phase in COLLECTOR_PHASES:
@@ -235,14 +237,21 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
 MAX_MESSAGE = 2000
 
 
+MAX_CELL = 2**31 - 1  # num_envs and threads: the store's cell columns are 32-bit
+
+
+def _count(value: object) -> bool:
+    """A cell's num_envs or threads: a positive integer the store can hold."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_CELL
+
+
 def _cell_fields(record: dict, where: str) -> None:
     for key in ("task", "impl"):
         if not _name(_need(record, key, str, where)):
             raise IngestError(where, key, "must be a name of 1-64 printable characters")
     for key in ("num_envs", "threads"):
-        value = _need(record, key, int, where)
-        if isinstance(value, bool) or value < 1:
-            raise IngestError(where, key, f"must be a positive integer, got {record[key]!r}")
+        if not _count(_need(record, key, int, where)):
+            raise IngestError(where, key, f"must be an integer in 1..{MAX_CELL}, got {record[key]!r:.40}")
 
 
 def _failures(records: list[dict]) -> dict[tuple, str]:
@@ -264,6 +273,11 @@ def _benchmark_params(bundle: Bundle) -> dict[str, tuple[str, ...]]:
         if got != expected:
             raise IngestError(
                 "benchmarks.json", f"{name}.param_names", f"expected {list(expected)}, got {list(got)}"
+            )
+        meta = bundle.benchmarks[name]
+        if not _name(meta.get("unit", "seconds"), 32):
+            raise IngestError(
+                "benchmarks.json", f"{name}.unit", "must be a unit name of 1-32 printable characters"
             )
         names[name] = expected
     return names
@@ -322,8 +336,10 @@ def _results(
                     f"{key} must be a name of 1-64 printable characters, got {p[key]!r:.80}",
                 )
         for key in ("num_envs", "threads"):
-            if key in p and (not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1):
-                raise IngestError(file, f"{where}params", f"{key} must be a positive integer, got {p[key]!r}")
+            if key in p and not _count(p[key]):
+                raise IngestError(
+                    file, f"{where}params", f"{key} must be an integer in 1..{MAX_CELL}, got {p[key]!r:.40}"
+                )
         out.append(
             ResultRecord(
                 benchmark=name,
@@ -392,6 +408,8 @@ def _cost_results(records: list[dict]) -> list[ResultRecord] | None:
         if not isinstance(cell, dict):
             raise IngestError(where, "(cell)", "expected an object per measured cell")
         _cell_fields({**cell, "threads": 1}, where)
+        if cell.get("error"):
+            plain(str(cell["error"]), where, where="error")
         names = COST if cell.get("kind", "update_state") == "update_state" else COLLECTOR_COST
         for metric, name in names.items():
             value = cell.get(metric)

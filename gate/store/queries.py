@@ -48,10 +48,11 @@ def placement_label(placement: dict) -> str:
     """Where a run's processes ran. ``pool`` is the Numba thread pool the placement granted; each cell's own
     thread count is its ``threads`` (a 1-thread cell runs in a process whose pool has 2)."""
     granted = placement.get("granted") if isinstance(placement.get("granted"), dict) else {}
-    return (
+    label = (
         f"cpus={granted.get('cpus')} mem={granted.get('mem')} "
         f"pool={granted.get('threads')} layer={granted.get('layer')}"
     )
+    return label if len(label) <= 200 else label[:197] + "..."  # the column's width; the hash is the identity
 
 
 @dataclass(frozen=True, kw_only=True)

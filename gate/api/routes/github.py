@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from datetime import UTC, datetime
 
+import pydantic_core
 from fastapi import APIRouter, Header, HTTPException, Request, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
@@ -57,6 +57,11 @@ def _event_time(payload: dict) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _text(title: str) -> str:
+    """Free text as the store can keep it: no NUL, no unpaired surrogate, at most 1000 characters."""
+    return title.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")[:1000]
+
+
 def _field(payload: dict, path: str, kind: type):
     value = payload
     for key in path.split("."):
@@ -73,12 +78,19 @@ def _record(url: str, *, delivery: str, event: str, payload: dict, deadline) -> 
     action = str(payload.get("action", ""))
     pr = {
         "repo": _field(payload, "repository.full_name", str),
-        "number": _field(payload, "pull_request.number", int),
-        "title": str((payload.get("pull_request") or {}).get("title") or ""),
+        "number": _field(payload, "pull_request.number", int),  # checked in range below
+        "title": _text(str((payload.get("pull_request") or {}).get("title") or "")),
         "base_ref": _field(payload, "pull_request.base.ref", str),
         "base_sha": _field(payload, "pull_request.base.sha", str),
         "head_sha": _field(payload, "pull_request.head.sha", str),
     }
+    if not 1 <= pr["number"] <= 2**31 - 1:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"pull_request.number out of range: {pr['number']}")
+    for key in ("repo", "base_ref", "base_sha", "head_sha"):
+        if not 0 < len(pr[key]) <= 200 or not pr[key].isprintable():
+            raise HTTPException(
+                status.HTTP_400_BAD_REQUEST, f"pull_request payload: {key} is not a name or SHA"
+            )
     installation = (payload.get("installation") or {}).get("id")
     pr["installation_id"] = installation if isinstance(installation, int) else None
     pr["event_at"] = _event_time(payload)
@@ -137,9 +149,9 @@ async def webhook(
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "missing X-GitHub-Event header")
     if not x_github_delivery or len(x_github_delivery) > 100:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"bad X-GitHub-Delivery {x_github_delivery!r}")
-    try:
-        payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    try:  # pydantic-core's parser bounds the nesting (json.loads raises RecursionError past Python's limit)
+        payload = pydantic_core.from_json(body)
+    except ValueError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"body is not JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise HTTPException(

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from gate.api.app import create_app
 from gate.api.background import serving
+from gate.ingest import asv_dir
 from gate.store import db, queries
 from gate.store.models import Evaluation, Run
 from tests.gate.api.conftest import RUNNER_TOKEN
@@ -364,3 +365,53 @@ def test_a_postgres_database_not_in_utf8_is_refused_with_the_line_that_makes_one
         db.engine(ascii_url).dispose()
         with admin.connect() as connection:
             connection.exec_driver_sql("DROP DATABASE IF EXISTS fusegate_ascii")
+
+
+def _unit(b):
+    b["benchmarks"]["hot_slice.HotSlice.time_update_state"]["unit"] = {}
+
+
+def _huge_threads(b):
+    for r in b["sidecar"]:
+        if "threads" in r:
+            r["threads"] = 2**40
+
+
+def _infinite_ratio(b):
+    for r in b["sidecar"]:
+        for p in r.get("pairs", []):
+            p["base_s"], p["impl_s"] = 5e-324, 1e308
+
+
+def _nul_baseline(b):
+    for r in b["sidecar"]:
+        if r.get("kind") == "collector_paired":
+            r["baseline"] = "hand\u0000written"
+
+
+@pytest.mark.parametrize(
+    "edit", [_unit, _huge_threads, _infinite_ratio, _nul_baseline], ids=lambda f: f.__name__
+)
+def test_what_the_store_cannot_hold_is_422_on_every_store(client, service, tmp_path, edit):
+    """Found in review after the first round: each of these was a 500 on SQLite or PostgreSQL."""
+    _, url, (_, base, _) = service
+    if edit is _nul_baseline:
+        from tests.gate.test_collector_gate import _measure as _collector
+
+        [b] = asv_dir.read(_collector(tmp_path, base))
+        bundle = b.model_dump()
+    else:
+        bundle = _bundle(tmp_path, base)
+    edit(bundle)
+    _problem(client.post("/api/runs", json=bundle), 422)
+    assert _counts(url) == (0, 0)
+
+
+def test_a_long_placement_is_stored_with_its_label_cut_to_the_column(client, service, tmp_path):
+    _, _, (_, base, _) = service
+    bundle = _bundle(tmp_path, base)
+    for r in bundle["sidecar"]:
+        r["placement"]["granted"]["cpus"] = list(range(500))
+    assert client.post("/api/runs", json=bundle).status_code == 201
+    [run] = client.get("/api/runs").json()
+    assert len(run["placement"]) == 200 and run["placement"].endswith("...")
