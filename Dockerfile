@@ -40,4 +40,4 @@ WORKDIR /var/lib/fusegate
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["python3", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/api/health', timeout=4)"]
-CMD ["fusegate", "serve", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["fusegate", "serve", "--create", "--host", "0.0.0.0", "--port", "8000"]

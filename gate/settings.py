@@ -24,9 +24,10 @@ class Settings(BaseSettings):
     )  # a clone of the project: the gate reads the policy from the base commit through git
     public_url: str = "http://127.0.0.1:8000"  # how GitHub users reach this service (links in statuses)
     main_branch: str = "main"  # the dashboard's histories follow this branch's first parents
-    # Request body limits (413 beyond them, before the body is read): uploads and webhooks, every other route.
+    # Request body limits (413 beyond them, before the body is read): uploads, GitHub's webhook, every other route.
     max_upload_bytes: int = Field(default=32 * 2**20, ge=1024)
     max_body_bytes: int = Field(default=64 * 2**10, ge=1024)
+    max_webhook_bytes: int = Field(default=5 * 2**20, ge=1024)  # read before its signature can be checked
 
     # A runner (``fusegate upload``, ``fusegate rounds``): the service, its token, this machine's asv name.
     url: str | None = None

@@ -25,20 +25,12 @@ class Problem(BaseModel):
 
 
 # Parameters typed where they arrive, so a bad value is a 422 that names it (never a 500 deeper in):
-ID_MAX = 2**63 - 1  # the store's integer keys are 64-bit
+ID_MAX = 2**63 - 1  # past it the drivers cannot even bind the value (PostgreSQL's keys are smaller: 404)
 Id = Annotated[int, Path(ge=1, le=ID_MAX)]
-MachineName = Annotated[
-    str, Path(max_length=MACHINE_NAME_MAX, pattern=MACHINE_NAME_PATTERN, description="a machine's name")
-]
 MachineQ = Annotated[
     str | None,
     Query(max_length=MACHINE_NAME_MAX, pattern=MACHINE_NAME_PATTERN, description="only this machine's"),
 ]
-
-
-def get_session(request: Request) -> Iterator[Session]:
-    with db.transaction(request.app.state.database_url) as session:
-        yield session
 
 
 def get_read_session(request: Request) -> Iterator[Session]:
@@ -46,7 +38,6 @@ def get_read_session(request: Request) -> Iterator[Session]:
         yield session
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
 ReadSessionDep = Annotated[Session, Depends(get_read_session)]
 _bearer = HTTPBearer(auto_error=False, description="a runner token from `fusegate token create NAME`")
 
@@ -92,6 +83,6 @@ def latest_verdict(request: Request, session: Session, base: str, head: str) -> 
     if evaluation is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,
-            f"no evaluation of base {base_sha[:12]} -> head {head_sha[:12]}; POST /api/evaluations to run one",
+            f"no evaluation of base {base_sha[:12]} -> head {head_sha[:12]}; POST /api/evaluations with an admin token to run one",
         )
     return evaluation

@@ -89,10 +89,13 @@ def create_app(
         app.include_router(router)
     docs.install(app)  # before the dashboard's /static mount
     pages.install(app)  # the dashboard's pages, static files and HTML error pages
-    uploads = {("POST", "/api/runs"), ("POST", "/api/github/webhook")}
+    limits = {
+        ("POST", "/api/runs"): settings.max_upload_bytes,  # read only after the token is checked
+        ("POST", "/api/github/webhook"): settings.max_webhook_bytes,  # read before its signature is checked
+    }
 
     def limit(method: str, path: str) -> int:
-        return settings.max_upload_bytes if (method, path) in uploads else settings.max_body_bytes
+        return limits.get((method, path), settings.max_body_bytes)
 
     # Outermost of the app's own layers: limits, target checks, errors as problems, security headers.
     app.add_middleware(guards.Guard, limit=limit, openapi=app.openapi)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -41,7 +42,7 @@ HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"cross-origin-opener-policy", b"same-origin"),
 ]
-STORE_DOWN = (OperationalError, InterfaceError, DisconnectionError)
+STORE_DOWN = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
 _CONTROL = frozenset(range(0x20)) | {0x7F}
 
 
@@ -130,8 +131,9 @@ class Guard:
         limit = self.limit(scope["method"], scope["path"])
         declared = dict(scope.get("headers", [])).get(b"content-length")
         too_large = (
-            f"request body over this route's limit of {limit} bytes: send less (the limit is the service's "
-            "FUSEGATE_MAX_UPLOAD_BYTES for uploads and webhooks, FUSEGATE_MAX_BODY_BYTES otherwise)"
+            f"request body over this route's limit of {limit} bytes: send less (the service's limits: "
+            "FUSEGATE_MAX_UPLOAD_BYTES for uploads, FUSEGATE_MAX_WEBHOOK_BYTES for the webhook, "
+            "FUSEGATE_MAX_BODY_BYTES otherwise)"
         )
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await answer(413, too_large, [(b"connection", b"close")])

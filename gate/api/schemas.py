@@ -65,7 +65,8 @@ class EvaluationOut(Orm):
     requested_by: str | None = Field(default=None, description="the token that asked for it, if one did")
     stale: bool = Field(
         default=False,
-        description="results of base or head arrived after this evaluation started: POST /api/evaluations again",
+        description="results of base or head arrived after this evaluation started: the gate evaluates again (the "
+        "bot at once; POST /api/evaluations with an admin token otherwise)",
     )
     comparisons: list[ComparisonOut]
 

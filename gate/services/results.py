@@ -51,11 +51,14 @@ def arrived(
         pulls.enqueue(session, check_ids=checks, reason="upload")
     evaluations = []
     if any(r.stored for r in reports.values()):
-        for sha in sorted({r.commit for r in runs}):
-            with db.transaction(url, write=False) as session:
-                pairs = queries.evaluation_pairs_with(session, commit_sha=sha)
-            for base, head in pairs:
-                evaluations.append(verdicts.reevaluate(url, repo=repo, base_sha=base, head_sha=head))
+        with db.transaction(url, write=False) as session:  # a pair with both commits uploaded, once
+            pairs = {
+                p
+                for sha in {r.commit for r in runs}
+                for p in queries.evaluation_pairs_with(session, commit_sha=sha)
+            }
+        for base, head in sorted(pairs):
+            evaluations.append(verdicts.reevaluate(url, repo=repo, base_sha=base, head_sha=head))
     if wake is not None:
         wake()
     return Arrival(reports=reports, evaluations=evaluations)

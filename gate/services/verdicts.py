@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import fields
 from datetime import timedelta
@@ -77,17 +76,18 @@ def evaluate(
 class _Flight:
     """One (store, base, head)'s re-evaluations in this process: callers take tickets; a run covers every ticket
     taken before it started, so callers that arrive while one runs share the next run instead of each running
-    their own."""
+    their own. It lives while callers use it (``users``), so finished pairs leave nothing behind."""
 
     def __init__(self) -> None:
         self.changed = threading.Condition()
+        self.users = 0  # callers inside reevaluate (counted under _FLIGHTS_LOCK)
         self.taken = 0  # tickets handed out
         self.covered = 0  # tickets covered by the newest finished run
         self.running = False
         self.result: EvaluationRecord | None = None
 
 
-_FLIGHTS: dict[tuple[str, str, str], _Flight] = defaultdict(_Flight)
+_FLIGHTS: dict[tuple[str, str, str], _Flight] = {}
 _FLIGHTS_LOCK = threading.Lock()
 
 
@@ -95,8 +95,20 @@ def reevaluate(url: str, *, repo: Path, base_sha: str, head_sha: str) -> Evaluat
     """The official verdict of (base, head) evaluated again, by a run that started after this call: what results
     arriving ask for. Concurrent arrivals for the same pair share runs (20 uploaders of one commit cost about two
     evaluations' time each, not twenty), and each still gets a verdict that saw its results."""
+    key = (url, base_sha, head_sha)
     with _FLIGHTS_LOCK:
-        flight = _FLIGHTS[(url, base_sha, head_sha)]
+        flight = _FLIGHTS.setdefault(key, _Flight())
+        flight.users += 1
+    try:
+        return _take_a_run(flight, lambda: evaluate(url, repo=repo, base_sha=base_sha, head_sha=head_sha))
+    finally:
+        with _FLIGHTS_LOCK:
+            flight.users -= 1
+            if not flight.users:
+                del _FLIGHTS[key]
+
+
+def _take_a_run(flight: _Flight, run) -> EvaluationRecord:
     with flight.changed:
         flight.taken += 1
         ticket = flight.taken
@@ -107,7 +119,7 @@ def reevaluate(url: str, *, repo: Path, base_sha: str, head_sha: str) -> Evaluat
         flight.running, covering = True, flight.taken
     result = None
     try:
-        result = evaluate(url, repo=repo, base_sha=base_sha, head_sha=head_sha)
+        result = run()
         return result
     finally:
         with flight.changed:

@@ -202,11 +202,20 @@ def revisions(url: str) -> tuple[str | None, str]:
     return current, head
 
 
-def writable(url: str) -> None:
-    """Raises (the driver's error) unless the store takes a write now: a no-op update of the schema's row, in a
-    write transaction (on SQLite it waits its turn for the write lock like any writer)."""
-    with transaction(url) as session:
-        session.execute(text("UPDATE alembic_version SET version_num = version_num"))
+def writable(url: str, *, wait: float = 2.0) -> bool:
+    """True when the store took a write now (a no-op update of the schema's row in a write transaction); False
+    when this process's writers kept SQLite's write lock past ``wait`` s: busy writing, which is not unwritable.
+    Raises the driver's error when the store refuses the write."""
+    lock = _writers(url)
+    if lock is not None and not lock.acquire(timeout=wait):
+        return False
+    try:
+        with transaction(url) as session:  # the lock is re-entrant: taken again here at no cost
+            session.execute(text("UPDATE alembic_version SET version_num = version_num"))
+        return True
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def check(url: str) -> None:

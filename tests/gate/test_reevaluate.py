@@ -37,6 +37,7 @@ def test_concurrent_arrivals_share_runs_and_each_sees_a_run_started_after_it(mon
     assert all(started >= asked for asked, started in answers)  # nobody got a verdict older than its results
     assert len(runs) <= 3, runs  # not one per arrival
     assert all(b[0] >= a[1] for a, b in itertools.pairwise(runs))  # one run at a time per pair
+    assert verdicts._FLIGHTS == {}  # nothing kept once the arrivals are answered
 
 
 def test_a_run_committed_after_the_judging_read_leaves_the_verdict_stale(store_url, tmp_path, monkeypatch):

@@ -18,8 +18,9 @@ router = APIRouter(tags=["health"])
 
 class HealthOut(BaseModel):
     status: Literal["ok", "unavailable"]
-    store: Literal["writable", "unavailable"] = Field(
-        description="writable: a write transaction on the store just committed"
+    store: Literal["writable", "busy", "unavailable"] = Field(
+        description="writable: a write transaction on the store just committed; busy: this process's writers "
+        "held SQLite's write lock for 2 s (writes are going on)"
     )
     detail: str = ""
 
@@ -28,11 +29,11 @@ class HealthOut(BaseModel):
 async def health(request: Request) -> HealthOut:
     """200 when the store takes a write now; 503 (with why) when it does not: read-only, full, unreachable."""
     try:
-        await run_in_threadpool(db.writable, request.app.state.database_url)
+        took = await run_in_threadpool(db.writable, request.app.state.database_url)
     except SQLAlchemyError as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         out = HealthOut(
             status="unavailable", store="unavailable", detail=f"the store takes no writes: {reason}"
         )
         return JSONResponse(out.model_dump(), status_code=503, headers={"Retry-After": "5"})
-    return HealthOut(status="ok", store="writable")
+    return HealthOut(status="ok", store="writable" if took else "busy")

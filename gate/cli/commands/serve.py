@@ -24,6 +24,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-upgrade", action="store_true", help="do not migrate the store first (fusegate db upgrade did)"
     )
+    p.add_argument(
+        "--create",
+        action="store_true",
+        help="create the SQLite store if it does not exist (a first start); without it a missing store is refused",
+    )
     db_option(p)
 
 
@@ -34,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     url = args.db or settings().database_url
     if not args.no_upgrade:
-        db.upgrade(url, create=False)  # a mistyped path is refused, not served as a new empty store
+        db.upgrade(url, create=args.create)  # without --create a mistyped path is refused, not served empty
     db.check(url)  # before any worker starts: one clear message, not one per worker
     output.console(stderr=True).print(
         f"fusegate serving {url} on http://{args.host}:{args.port} (docs: /docs)"

@@ -415,3 +415,28 @@ def test_a_long_placement_is_stored_with_its_label_cut_to_the_column(client, ser
     assert client.post("/api/runs", json=bundle).status_code == 201
     [run] = client.get("/api/runs").json()
     assert len(run["placement"]) == 200 and run["placement"].endswith("...")
+
+
+def test_health_while_writers_hold_sqlites_lock_says_busy_not_unavailable(repo, tmp_path):
+    import threading
+
+    url = f"sqlite:///{tmp_path / 'gate.db'}"
+    db.upgrade(url)
+    holding, done = threading.Event(), threading.Event()
+
+    def writer() -> None:  # a long write, as 20 uploaders make
+        with db.transaction(url):
+            holding.set()
+            done.wait(30)
+
+    with serving(create_app(database_url=url, repo=repo[0])) as base_url:
+        thread = threading.Thread(target=writer)
+        thread.start()
+        holding.wait(10)
+        try:
+            r = httpx.get(f"{base_url}/api/health", timeout=30)
+            assert r.status_code == 200 and r.json()["store"] == "busy", r.text
+        finally:
+            done.set()
+            thread.join(30)
+        assert httpx.get(f"{base_url}/api/health", timeout=30).json()["store"] == "writable"
