@@ -149,7 +149,7 @@ def test_collector_paired_records_are_validated_at_the_boundary(tmp_path):
     bad["pairs"][0]["base_us"]["kernel"] = 0.4
     bad["baseline"] = "h" * 65
     sidecar.write_text("".join(json.dumps(r) + "\n" for r in records))
-    with pytest.raises(bundle.IngestError, match=r"baseline: must be a name of 1-64 characters"):
+    with pytest.raises(bundle.IngestError, match=r"baseline: must be a name of 1-64 printable characters"):
         for b in asv_dir.read(results):
             bundle.runs(b)
 
