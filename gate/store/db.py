@@ -137,6 +137,13 @@ def _opening(url: str) -> Iterator[None]:
         ) from None
 
 
+def _missing(path: Path, url: str) -> StoreError:
+    return StoreError(
+        f"no store at {path.resolve()}: create it with `fusegate db upgrade --db {url}` (or `fusegate serve "
+        "--create`), or point FUSEGATE_DATABASE_URL / --db at the existing store"
+    )
+
+
 def _check_server(url: str) -> None:
     """A PostgreSQL database must be UTF8. Asked through psycopg itself before SQLAlchemy connects: on SQL_ASCII
     SQLAlchemy's first connect fails inside its dialect (a TypeError on the server's version as bytes)."""
@@ -170,10 +177,7 @@ def upgrade(url: str, *, create: bool = True) -> None:
     path = sqlite_file(url)
     if path is not None and not path.exists():
         if not create:
-            raise StoreError(
-                f"no store at {path.resolve()}: create it with `fusegate db upgrade --db {url}`, or point "
-                "FUSEGATE_DATABASE_URL / --db at the existing store"
-            )
+            raise _missing(path, url)
         with _opening(url):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -222,10 +226,7 @@ def check(url: str) -> None:
     """Refuse to serve a store that is missing, unusable or not at the newest schema, saying what to run."""
     path = sqlite_file(url)
     if path is not None and not path.exists():
-        raise StoreError(
-            f"no store at {path.resolve()}: create it with `fusegate db upgrade --db {url}`, or point "
-            "FUSEGATE_DATABASE_URL / --db at the existing store"
-        )
+        raise _missing(path, url)
     current, head = revisions(url)
     if current != head:
         what = "has no schema" if current is None else f"is at schema {current}"
