@@ -4,12 +4,12 @@ task x implementation x num_envs, under the same placement as the hot slice.
 In every profile (the gate judges these):
 
 - ``CollectorCheck``: one process (``setup_cache``) rolls out every implementation's collector for
-  ``CHECK_STEPS`` steps on seed 0 (episodes end and reset within them) and compares each with the NumPy
-  reference's rollout (``kernels.sim.trajectory``): identical ``done`` and resets, rewards and observations
-  within the collector tests' tolerances. A collector that fails to construct, raises in a step or departs from
+  ``CHECK_STEPS`` steps on seed 0 (episodes end and reset within them) and checks it against the NumPy
+  reference (``kernels.sim.trajectory``): at every step the reference evaluated on the same snapshot (open
+  loop, the kernel parity tolerances), and the reference's own rollout over the first steps (closed loop). A collector that fails to construct, raises in a step or departs from
   the reference fails its benchmark, and the exception or the departure goes to the sidecar (``failure``,
   suite ``collector``) for the gate's correctness row. ``track_reward_max_diff`` is the largest reward
-  difference from the reference.
+  difference from the reference's rollout over the closed-loop steps.
 - ``CollectorPaired``: each fused implementation against the hand-written one in one process: two collectors
   on the same seed, so on the same states, stepped in alternating blocks of ``BLOCK`` steps in random order,
   ``PAIRS`` pairs after ``PAIR_WARMUP`` steps each. Every pair (step time of each side, and physics, the kernel and
