@@ -53,7 +53,7 @@ from gate.domain import (
     Verdict,
 )
 from gate.policy import Policy
-from gate.stats import Decision
+from gate.stats import Decision, signals
 from gate.stats.calibrate import MIN_CELLS
 from gate.store import queries
 from gate.store.models import CellSummary, now, utc
@@ -319,12 +319,11 @@ def _with_cost(
 
 
 def _explain(row: Row, policy: Policy) -> None:
-    """Combine the row's signals into its decision, name the signal that decided, say why and what next."""
-    time, cost = row.decision, row.cost
-    cost_error = row.cost_error
+    """Combine the row's signals into its decision (``stats.signals.combine``), name the signal that decided,
+    say why and what next."""
     if row.estimate is None:
         return  # correctness, missing data: decided where it was found, by no measurement
-    e = row.estimate
+    e, time = row.estimate, row.decision
     time_text = f"time {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}]"
     if time is Decision.FAIL:
         time_text += f" slower than the {row.fail_margin:.1%} fail margin (q={row.q_value:.2g})"
@@ -341,31 +340,31 @@ def _explain(row: Row, policy: Policy) -> None:
         )
     else:
         time_text += f" straddles {row.margin:.1%} ({row.groups} processes)"
-    if time is Decision.INCONCLUSIVE:
+    cost = row.cost
+    cost_decision = None if cost is None else stats.decide_exact(cost)
+    out = signals.combine(time, e, cost=cost_decision, cost_error=row.cost_error)
+    row.decision, row.signal = out.decision, str(out.signal)
+    if out.decision is Decision.INCONCLUSIVE:
         budget = "more rounds requested" if row.groups < policy.max_rounds else "budget exhausted"
         time_text += f"; {budget}"
-    if cost_error and time is not Decision.FAIL:  # a time fail stands; otherwise nothing decided it
-        row.decision, row.signal = Decision.ERROR, "cost"
-        row.reason = _join(row.reason, f"{cost_error}; {time_text}")
-        return
-    if cost is None:
-        row.signal = "time"
-        row.reason = _join(row.reason, _join(time_text, cost_error or ""))
-        return
-    cost_decision = stats.decide_exact(cost)
-    cost_text = f"{policy.cost_metric} {cost.ratio:.4f}"
-    if cost_decision is Decision.FAIL:
-        row.decision, row.signal = Decision.FAIL, "cost"
-        why = f"{cost_text} above the {cost.fail_margin:.1%} cost margin; {time_text}"
-    elif time is Decision.FAIL:
-        row.signal = "time"
-        why = f"{time_text}; {cost_text} within {cost.margin:.1%}"
-    elif cost_decision is Decision.PASS:
-        row.decision, row.signal = Decision.PASS, "cost"
-        why = f"{cost_text} within {cost.margin:.1%}; {time_text.split('; ')[0]}, not a fail"
-    else:  # the runs of one commit disagree about the margin: time decides
-        row.signal = "time"
-        why = f"{cost_text} [{cost.low:.4f}, {cost.high:.4f}] undecided across runs; {time_text}"
+    if row.cost_error:
+        why = f"{row.cost_error}; {time_text}"
+    elif cost is None:
+        why = time_text
+    else:
+        cost_text = f"{policy.cost_metric} {cost.ratio:.4f}"
+        if cost_decision is Decision.FAIL:
+            why = f"{cost_text} above the {cost.fail_margin:.1%} cost margin; {time_text}"
+        elif time is Decision.FAIL:
+            why = f"{time_text}; {cost_text} within {cost.margin:.1%}"
+        elif out.decision is Decision.PASS:
+            why = f"{cost_text} within {cost.margin:.1%}; {time_text}, not a fail"
+        elif cost_decision is Decision.PASS:  # time questions the cost pass
+            why = (
+                f"{cost_text} within {cost.margin:.1%}, but {time_text}: time says slower, not passed by cost"
+            )
+        else:  # the runs of one commit disagree about the margin: time decides
+            why = f"{cost_text} [{cost.low:.4f}, {cost.high:.4f}] undecided across runs; {time_text}"
     row.reason = _join(row.reason, why)
 
 

@@ -50,10 +50,11 @@ def test_exact_summaries_and_their_ratio():
 
 
 def test_time_alone_undecided_is_decided_by_cost(store_url, tmp_path, repo):
-    """An A/A whose wall time straddles the margin (head 5% slower in time only): cost is equal, so it passes."""
+    """Wall time straddles the margin (head 4% slower in time only, within the 5% fail margin): cost is equal
+    and time does not say slower, so cost passes it."""
     path, base, head = repo
     _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
-    _ingest(store_url, _measure(tmp_path / "b", head, slow=lambda c: 1.05, costs=_costs()))
+    _ingest(store_url, _measure(tmp_path / "b", head, slow=lambda c: 1.04, costs=_costs()))
     e = _evaluate(store_url, path, base, head)
     hvb = [c for c in e.comparisons if c.kind == "head_vs_base"]
     assert hvb and all(c.decision == "pass" and c.signal == "cost" for c in hvb)
@@ -61,6 +62,23 @@ def test_time_alone_undecided_is_decided_by_cost(store_url, tmp_path, repo):
     assert all("instructions 1.0000 within 1.0%" in c.reason and "time" in c.reason for c in hvb)
     assert e.verdict == "approve", e.reasons
     assert any("decided by" in r and "cost" in r for r in e.reasons)
+
+
+def test_cost_never_passes_a_row_whose_time_says_slower(store_url, tmp_path, repo):
+    """A serial loop or false sharing adds no instruction at 1 thread: equal cost, and time's estimate above the
+    fail margin without (yet) clearing false-discovery control. Not passed by cost: inconclusive, with rounds."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    slow = lambda c: 1.25 if c["threads"] == 2 else 1.0  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=_costs(), noise=0.4))
+    e = _evaluate(store_url, path, base, head)
+    two = [c for c in e.comparisons if c.kind == "head_vs_base" and c.threads == 2]
+    assert two and all(c.cost_ratio == pytest.approx(1.0) for c in two)
+    assert all(c.decision in ("inconclusive", "fail") and c.signal == "time" for c in two)
+    held = [c for c in two if c.decision == "inconclusive"]
+    assert held and all("time says slower, not passed by cost" in c.reason for c in held)
+    assert all("more rounds requested" in c.reason for c in held)
+    assert e.verdict in ("inconclusive", "reject")
 
 
 def test_three_percent_more_instructions_in_one_cell_rejects_by_cost(store_url, tmp_path, repo):

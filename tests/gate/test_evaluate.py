@@ -31,9 +31,10 @@ def _measure(
     date=None,
     costs=None,
     messages=None,
+    noise=0.02,
 ):
     """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio,
-    ``costs(cell)`` gives the cost suite's values (``asv_results.write``)."""
+    ``costs(cell)`` gives the cost suite's values (``asv_results.write``); ``noise`` is the times' log sigma."""
     rng = np.random.default_rng(seed)
 
     def times(cell):
@@ -42,7 +43,7 @@ def _measure(
         if skip and skip(cell):
             return None
         scale = 1e-3 * cell["num_envs"] / 4096 * (slow(cell) if slow else 1.0)
-        return scale * rng.lognormal(0, 0.02, 50)  # 5 asv rounds of REPEAT samples
+        return scale * rng.lognormal(0, noise, 50)  # 5 asv rounds of REPEAT samples
 
     def pairs(cell):
         if (skip and skip(cell)) or (skip_pairs and skip_pairs(cell)):
