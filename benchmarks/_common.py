@@ -7,7 +7,7 @@ shared machine: a 2-thread kernel on 2 cores stalls whenever a neighbour takes a
 cells by up to 1.5x, and a 15-20% slowdown of the hand-written kernel went unseen at 2 threads).
 ``FUSEGATE_BENCH_THREADS`` overrides the thread list (e.g. ``1,8,16,32``); ``FUSEGATE_BENCH_TASKS``,
 ``FUSEGATE_BENCH_IMPLS`` and ``FUSEGATE_BENCH_ENVS`` narrow the other axes (the scenario harness uses them). The placement comes from the
-``FUSEGATE_*`` variables (``kernels.placement``) and is applied in every benchmark process before any array is
+``FUSEGATE_*`` variables (``gate.meter.placement``) and is applied in every benchmark process before any array is
 allocated; what was asked and what the OS granted is written, with the machine and software fingerprints, to a
 sidecar next to asv's results, so every stored result can be traced back to where it ran.
 
@@ -37,8 +37,11 @@ import numpy as np
 
 import benchmarks
 import kernels
-from kernels import bench, fingerprint, parity, registry
-from kernels.placement import AppliedPlacement, Placement, first_touch
+from gate import sidecar
+from gate.meter import bench, fingerprint, parity
+from gate.meter.placement import AppliedPlacement, Placement, first_touch
+from gate.meter.synthetic import make_inputs
+from kernels import registry
 
 IMPORTED_S = benchmarks.process_age()  # the process's age once numpy, Numba and the kernels are imported
 
@@ -53,7 +56,6 @@ os.register_at_fork(after_in_child=_forked)
 PROFILE = os.environ.get("FUSEGATE_BENCH_PROFILE", "quick")
 if PROFILE not in ("quick", "full"):
     raise ValueError(f"FUSEGATE_BENCH_PROFILE must be quick or full, got {PROFILE!r}")
-SIDECAR_FORMAT = 1
 ROOT = Path(__file__).resolve().parents[1]  # the asv config directory (benchmark_dir is ./benchmarks)
 
 
@@ -117,7 +119,7 @@ def _compared() -> list[str]:
 PAIRED_IMPLS = override(
     "FUSEGATE_BENCH_PAIRED_IMPLS", _compared() if PROFILE == "quick" else _fused(), kernels.IMPLS
 )
-# Each timing process lays its snapshot's arrays out at random cache-line offsets (kernels.placement.first_touch)
+# Each timing process lays its snapshot's arrays out at random cache-line offsets (gate.meter.placement.first_touch)
 # so the processes of a cell average over layouts; ``fixed`` gives every process the allocator's layout.
 LAYOUT = os.environ.get("FUSEGATE_BENCH_LAYOUT", "random")
 if LAYOUT not in ("random", "fixed"):
@@ -172,7 +174,7 @@ def place() -> AppliedPlacement:
     global _applied
     if _applied is None:
         _applied = Placement.from_env().apply()
-        write_sidecar("placement", {})  # every benchmark process records where it ran
+        write_sidecar(sidecar.PLACEMENT, {})  # every benchmark process records where it ran
     return _applied
 
 
@@ -187,7 +189,7 @@ def require(task: str, impl: str, threads: int) -> AppliedPlacement:
 
 
 def synthetic(task: str, num_envs: int) -> dict:
-    """``kernels.make_inputs(task, num_envs, seed=0)``, generated once per kernels source (``kernels._cache``)
+    """``make_inputs(task, num_envs, seed=0)``, generated once per kernels source (``kernels._cache``)
     and loaded from ``.asv/fusegate/snapshots/`` by every later process: generating 32768 envs takes ~1 s here,
     loading them ~0.05 s."""
     from kernels import _cache
@@ -198,7 +200,7 @@ def synthetic(task: str, num_envs: int) -> dict:
             return {name: saved[name] for name in saved.files}
     except (OSError, ValueError):
         pass  # not made yet, or torn by a killed writer: make it
-    snap = kernels.make_inputs(task, num_envs, seed=0)
+    snap = make_inputs(task, num_envs, seed=0)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.stem}.{os.getpid()}.npz")
     np.savez(partial, **snap)
@@ -257,19 +259,22 @@ def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda resul
 
 
 def _driver_hash() -> str:
-    """The cost driver and the suites that measure: edited, they may measure differently."""
+    """The meter (``gate/meter``) and the suites that measure: edited, they may measure differently."""
+    import gate.meter
+
     digest = hashlib.sha256()
-    for path in sorted(
-        [*(Path(kernels.__file__).parent / "cost").glob("*.py"), *Path(__file__).parent.glob("*.py")]
-    ):
-        digest.update(path.name.encode())
+    meter = Path(gate.meter.__file__).parent
+    for path in sorted([*meter.rglob("*.py"), *Path(__file__).parent.glob("*.py")]):
+        digest.update(str(path.relative_to(path.parents[1])).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def _failure(task: str, impl: str, num_envs: int, threads: int, message: str) -> None:
-    cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
-    write_sidecar("failure", {**cell, "message": message[:2000]})
+def write_failure(task: str, impl: str, num_envs: int, threads: int, text: str, *, suite: str = "hot_slice",
+                  tail: str = "") -> None:  # fmt: skip
+    """The sidecar's failure record of a cell (``gate.sidecar.failure``): the gate's correctness row quotes it."""
+    write_sidecar(sidecar.FAILURE, sidecar.failure(task=task, impl=impl, num_envs=num_envs, threads=threads,
+                                                   suite=suite, text=text, tail=tail))  # fmt: skip
 
 
 def check_parity() -> dict:
@@ -286,7 +291,7 @@ def check_parity() -> dict:
     def replay(found: dict) -> None:  # a reused check: this commit's sidecar still names what failed
         for key, message in found.items():
             if message:
-                _failure(*key.split("|")[:2], *map(int, key.split("|")[2:]), message)
+                write_failure(*key.split("|")[:2], *map(int, key.split("|")[2:]), message)
 
     found, _ = reusable("parity", grid, lambda: {"|".join(map(str, k)): v for k, v in _parity(cpus).items()},
                         replay=replay)  # fmt: skip
@@ -310,8 +315,8 @@ def _parity(cpus: int) -> dict:
                 else:
                     message = ""
                 if message:
-                    _failure(task, impl, n, t, message)
-                found[(task, impl, n, t)] = message[:2000]
+                    write_failure(task, impl, n, t, message)
+                found[(task, impl, n, t)] = sidecar.message(message)
     return found
 
 
@@ -330,7 +335,7 @@ def checked_kernel(task: str, impl: str, num_envs: int, threads: int, snap: dict
             kernel = kernels.load(task, impl, num_envs=num_envs, threads=threads)
             kernel.update_state(snap)
     except Exception as exc:
-        _failure(task, impl, num_envs, threads, f"{type(exc).__name__}: {exc}")
+        write_failure(task, impl, num_envs, threads, f"{type(exc).__name__}: {exc}")
         raise
     return kernel
 
@@ -342,9 +347,9 @@ def _machine() -> dict:
 
 
 def sidecar_line(kind: str, record: dict, *, commit: str, env: str, applied: AppliedPlacement) -> dict:
-    """One sidecar record (format SIDECAR_FORMAT): placement, fingerprints and the measurement."""
+    """One sidecar record (``gate.sidecar.FORMAT``): placement, fingerprints and the measurement."""
     return {
-        "format": SIDECAR_FORMAT,
+        "format": sidecar.FORMAT,
         "kind": kind,
         "commit": commit,
         "env": env,

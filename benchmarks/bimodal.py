@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+from gate.meter.synthetic import make_inputs
+
 ARMS = ("default", "nohuge", "cpu0", "cpu1", "relayout")
 
 
@@ -59,10 +61,10 @@ def _relayout(args: argparse.Namespace) -> dict:
     import numpy as np
 
     import kernels
-    from kernels.placement import first_touch
+    from gate.meter.placement import first_touch
 
     numba.set_num_threads(1)
-    source = kernels.make_inputs(args.task, args.num_envs, seed=0)
+    source = make_inputs(args.task, args.num_envs, seed=0)
     kernel = kernels.load(args.task, args.impl, num_envs=args.num_envs, threads=1)
 
     def timed(snap) -> float:
@@ -108,10 +110,10 @@ def child(args: argparse.Namespace) -> dict:
     import numba
 
     import kernels
-    from kernels.placement import first_touch
+    from gate.meter.placement import first_touch
 
     numba.set_num_threads(1)
-    snap = first_touch(kernels.make_inputs(args.task, args.num_envs, seed=0))
+    snap = first_touch(make_inputs(args.task, args.num_envs, seed=0))
     kernel = kernels.load(args.task, args.impl, num_envs=args.num_envs, threads=1)
     for _ in range(5):
         kernel.update_state(snap)

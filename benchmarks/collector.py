@@ -5,7 +5,7 @@ In every profile (the gate judges these):
 
 - ``CollectorCheck``: one process (``setup_cache``) rolls out every implementation's collector for
   ``CHECK_STEPS`` steps on seed 0 (episodes end and reset within them) and checks it against the NumPy
-  reference (``kernels.sim.trajectory``): at every step the reference evaluated on the same snapshot (open
+  reference (``gate.meter.trajectory``): at every step the reference evaluated on the same snapshot (open
   loop, the kernel parity tolerances), and the reference's own rollout over the first steps (closed loop). A collector that fails to construct, raises in a step or departs from
   the reference fails its benchmark, and the exception or the departure goes to the sidecar (``failure``,
   suite ``collector``) for the gate's correctness row. ``track_reward_max_diff`` is the largest reward
@@ -40,7 +40,8 @@ import statistics
 import numpy as np
 
 from benchmarks import _common as common
-from kernels import bench, registry
+from gate.meter import bench
+from kernels import registry
 
 NUM_ENVS = [256] if common.PROFILE == "quick" else [1024, 4096]
 STEPS, WARMUP = (30, 5) if common.PROFILE == "quick" else (100, 10)
@@ -60,12 +61,11 @@ def _failure(task: str, impl: str, num_envs: int, threads: int, message: str) ->
         f"; reproduce: fusegate collect --check --task {task} --impl {impl} --num-envs {num_envs} "
         f"--threads {threads} --steps {CHECK_STEPS}"
     )
-    cell = {"task": task, "impl": impl, "num_envs": num_envs, "threads": threads}
-    common.write_sidecar("failure", {**cell, "suite": SUITE, "message": message[: 2000 - len(again)] + again})
+    common.write_failure(task, impl, num_envs, threads, message, suite=SUITE, tail=again)
 
 
 def _check_all() -> dict:
-    from kernels.sim import trajectory
+    from gate.meter import trajectory
 
     common.place()
     found = {}
@@ -148,10 +148,13 @@ class CollectorPaired:
         common.flush_process()
 
     def _block(self, name: str, times: np.ndarray) -> tuple[float, np.ndarray]:
+        """``BLOCK`` steps of one collector: their mean wall time, timed here, and its own phase account."""
+        from gate.meter.collect import timed_step
+
         collector, phases = self.collectors[name], np.zeros(times.shape)
         wall = 0.0
         for _ in range(BLOCK):
-            wall += collector.step(times)
+            wall += timed_step(collector, times)
             phases += times
         return wall / BLOCK, phases / BLOCK
 
@@ -191,6 +194,7 @@ class CollectorPaired:
 
 
 def _measure() -> dict:
+    from gate.meter import collect
     from kernels.sim.collector import Collector
 
     applied = common.place()
@@ -199,7 +203,7 @@ def _measure() -> dict:
         for impl in registry.available(task):
             for n in NUM_ENVS:
                 collector = Collector(task, impl, num_envs=n, threads=applied.threads)
-                report = collector.run(STEPS, warmup=WARMUP).to_dict()
+                report = collect.run(collector, STEPS, warmup=WARMUP).to_dict()
                 del collector  # its batch of N MjData goes before the next one is built
                 reports[(task, impl, n)] = report
                 common.write_sidecar("collector", {"report": report})

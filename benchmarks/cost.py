@@ -1,12 +1,12 @@
 """asv suite: the deterministic cost of ``update_state`` per hot-slice cell at 1 thread, under callgrind.
 
 ``setup_cache`` measures every (task, implementation, num_envs) of the profile in one valgrind process
-(``kernels.cost``): per call, instructions, L1 and last-level misses of a fixed simulated cache, and estimated
+(``gate.meter.cost``): per call, instructions, L1 and last-level misses of a fixed simulated cache, and estimated
 cycles. The tracks read that one measurement, so ``asv continuous`` and ``asv publish`` show each metric with
 its unit, and the whole measurement goes to the sidecar (``cost.jsonl``) with the valgrind version.
 
 ``CollectorCost`` reads the same measurement for the collector cells (``benchmarks/collector.py``'s grid at 1
-thread): one collector step of each implementation, everything but MuJoCo's physics (``kernels.cost``).
+thread): one collector step of each implementation, everything but MuJoCo's physics (``gate.meter.cost``).
 
 Cost is exact where wall time is not (two processes of one commit agree to 0.01% here), so the quick profile
 records it by default: the gate decides head vs base on it (``fusegate-policy.toml``: ``cost_metric``,
@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from benchmarks import _common as common
 from benchmarks.collector import GATE_ENVS
-from kernels import cost, registry
+from gate.meter import cost
+from kernels import registry
 
 COST_THREADS = [1]  # callgrind runs one thread: parallel overheads show only in time
 SUITES = {cost.UPDATE_STATE: "cost", cost.COLLECTOR: "collector_cost"}  # the failure records' suite per kind
@@ -30,8 +31,7 @@ SUITES = {cost.UPDATE_STATE: "cost", cost.COLLECTOR: "collector_cost"}  # the fa
 
 def _failure(c: cost.Cell | dict, message: str) -> None:
     c = c if isinstance(c, dict) else c.__dict__
-    cell = {"task": c["task"], "impl": c["impl"], "num_envs": c["num_envs"], "threads": 1}
-    common.write_sidecar("failure", {**cell, "suite": SUITES[c["kind"]], "message": message[:2000]})
+    common.write_failure(c["task"], c["impl"], c["num_envs"], 1, message, suite=SUITES[c["kind"]])
 
 
 def _measure() -> dict:
@@ -111,14 +111,14 @@ class Cost:
         track_ll_misses.unit = "misses"
 
         def track_estimated_cycles(self, costs, task, impl, num_envs, threads):
-            """L1 hits + 5 x LL hits + 35 x RAM accesses per call (``kernels.cost``)."""
+            """L1 hits + 5 x LL hits + 35 x RAM accesses per call (``gate.meter.cost``)."""
             return self.cell["estimated_cycles"]
 
         track_estimated_cycles.unit = "cycles"
 
 
 class CollectorCost(Cost):
-    """Per collector step of ``num_envs`` envs, everything but physics (``kernels.cost``)."""
+    """Per collector step of ``num_envs`` envs, everything but physics (``gate.meter.cost``)."""
 
     params = (common.TASKS, [i for i in common.IMPLS if i != registry.REFERENCE], GATE_ENVS, COST_THREADS)
     kind = cost.COLLECTOR

@@ -20,7 +20,8 @@ import time
 import numpy as np
 
 from benchmarks import _common as common
-from kernels import bench, registry
+from gate.meter import bench
+from kernels import registry
 
 _BUILT: dict[tuple, tuple] = {}  # (task, impl, num_envs, threads) -> (snapshot, kernel), per process
 
@@ -64,7 +65,7 @@ class HotSlice:
 if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judged by asv continuous
 
     class HotSliceMetrics:
-        """One process measures the whole grid interleaved (``kernels.bench.run_cell``); tracks look it up."""
+        """One process measures the whole grid interleaved (``gate.meter.bench.run_cell``); tracks look it up."""
 
         params = (common.TASKS, common.IMPLS, common.NUM_ENVS, common.THREADS)
         param_names = ("task", "impl", "num_envs", "threads")

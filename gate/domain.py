@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from gate import sidecar
+
 # The cost signal's metrics (callgrind): instructions, simulated cache misses and their cycle estimate.
 COST_METRICS = ("instructions", "l1_misses", "ll_misses", "estimated_cycles")
 # The asv benchmarks the gate reads, with their parameter names (from benchmarks.json, checked against these).
@@ -74,10 +76,9 @@ def gate_asv_runs(rounds: int | None = None) -> list[tuple[str, ...]]:
 PAIRED = "hot_slice.Paired.track_ratio"
 TIME = "hot_slice.HotSlice.time_update_state"
 # asv benchmarks whose samples come from sidecar records of this kind (one per benchmark process), not asv.
-SIDECAR_PAIRED = {PAIRED: "paired", COLLECTOR_PAIRED: "collector_paired"}
+SIDECAR_PAIRED = {PAIRED: sidecar.PAIRED, COLLECTOR_PAIRED: sidecar.COLLECTOR_PAIRED}
 # The failure records' suite per asv class whose suite is not its module.
 SUITE_OF_CLASS = {"cost.CollectorCost": "collector_cost"}
-SUITES = ("hot_slice", "cost", "collector", "collector_cost")
 
 
 def suite_of(benchmark: str) -> str:

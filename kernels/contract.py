@@ -135,7 +135,7 @@ class TaskContract:
         if missing:
             raise ValueError(
                 f"{self.task}: snapshot is missing {', '.join(missing)}; "
-                f"build one with kernels.make_inputs({self.task!r}, num_envs, seed)"
+                f"build one with gate.meter.synthetic.make_inputs({self.task!r}, num_envs, seed)"
             )
         frames: int | None = None
         for spec in self.snapshot:

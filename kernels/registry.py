@@ -98,14 +98,6 @@ def load(
     return cls(plan=plan, num_envs=num_envs, threads=threads)
 
 
-def make_inputs(task: str, num_envs: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """A deterministic synthetic snapshot (spec E4): the task's input and state arrays, by spec E name."""
-    from kernels import synthetic
-
-    _check_task(task)
-    return synthetic.make_inputs(task, num_envs, seed)
-
-
 def copy_snapshot(snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """An independent copy (state arrays are updated in place, so each implementation needs its own)."""
     return {name: arr.copy() for name, arr in snap.items()}

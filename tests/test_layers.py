@@ -64,3 +64,14 @@ def test_the_service_starts_without_numba_or_the_kernels():
 def test_the_installed_package_holds_no_test_fakes():
     names = {p.stem for p in (ROOT / "gate").rglob("*.py")}
     assert not names & {"loopback", "fake", "fakes"}, names & {"loopback", "fake", "fakes"}
+
+
+def test_the_subject_imports_alone_and_none_of_the_meter():
+    """``kernels`` is what a pull request is judged on; the meter (``gate.meter``, ``benchmarks``) measures it
+    from the base commit, so the subject must load without it (import-linter holds the static line too)."""
+    code = (
+        "import sys, kernels, kernels.sim.collector, kernels.assembled.g1_walk, kernels.handwritten.g1_motion\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gate', 'benchmarks')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -244,8 +244,8 @@ def gate_measured(args: argparse.Namespace):
     """``fusegate gate --measure``: the quick profile on base and head where the store has no results of them
     on this machine (each in its own tree), the verdict, then more rounds on both for undecided cells. Running
     the same command again goes on where it stopped."""
+    from gate.meter import cost
     from gate.store import db, queries
-    from kernels import cost
 
     started = time.monotonic()
     repo = repo_path()

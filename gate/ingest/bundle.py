@@ -20,6 +20,7 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, Field, ValidationError
 
+from gate import sidecar
 from gate.domain import (
     BENCHMARKS,
     COLLECTOR_COST,
@@ -30,7 +31,6 @@ from gate.domain import (
     COST_UNITS,
     SIDECAR_PAIRED,
     STATUS_ONLY,
-    SUITES,
     ResultRecord,
     RunRecord,
     machine_id,
@@ -40,7 +40,6 @@ from gate.domain import (
 
 BUNDLE_FORMAT = 1
 ASV_RESULTS_VERSION = 2
-SIDECAR_FORMAT = 1
 SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -181,9 +180,9 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
     by_commit: dict[str, list[dict]] = {}
     for number, record in enumerate(bundle.sidecar):
         where = f"sidecar[{number}]"
-        if record.get("format") != SIDECAR_FORMAT:
+        if record.get("format") != sidecar.FORMAT:
             raise IngestError(
-                where, "format", f"expected sidecar format {SIDECAR_FORMAT}, got {record.get('format')!r}"
+                where, "format", f"expected sidecar format {sidecar.FORMAT}, got {record.get('format')!r}"
             )
         commit = _need(record, "commit", str, where)
         _need(record, "env", str, where)
@@ -220,21 +219,20 @@ def _sidecar_records(bundle: Bundle) -> dict[str, list[dict]]:
                                     f"pairs[{i}].{side}.{phase}",
                                     f"must be >= 0 and finite, got {value}",
                                 )
-        elif kind == "failure":
+        elif kind == sidecar.FAILURE:
             _cell_fields(record, where)
-            if record.get("suite", "hot_slice") not in SUITES:
+            if record.get("suite", "hot_slice") not in sidecar.SUITES:
                 raise IngestError(
-                    where, "suite", f"expected one of {', '.join(SUITES)}, got {record['suite']!r:.40}"
+                    where,
+                    "suite",
+                    f"expected one of {', '.join(sidecar.SUITES)}, got {record['suite']!r:.40}",
                 )
             message = _need(record, "message", str, where)
-            if len(message) > MAX_MESSAGE:
-                raise IngestError(where, "message", f"longer than {MAX_MESSAGE} characters")
+            if len(message) > sidecar.MAX_MESSAGE:
+                raise IngestError(where, "message", f"longer than {sidecar.MAX_MESSAGE} characters")
             plain(message, where, where="message")
         by_commit.setdefault(commit, []).append(record)
     return by_commit
-
-
-MAX_MESSAGE = 2000
 
 
 MAX_CELL = 2**31 - 1  # num_envs and threads: the store's cell columns are 32-bit
@@ -434,7 +432,7 @@ def _cost_results(records: list[dict]) -> list[ResultRecord] | None:
                     samples=[[float(value)]] if ok else [],
                     message=""
                     if ok
-                    else f"under callgrind: {cell.get('error') or f'no {metric}'}"[:MAX_MESSAGE],
+                    else sidecar.message(f"under callgrind: {cell.get('error') or f'no {metric}'}"),
                 )
             )
     return out

@@ -111,7 +111,7 @@ class Run(Base):
     digest: Mapped[str] = mapped_column(String(64))
     fingerprint_hash: Mapped[str] = mapped_column(
         String(64)
-    )  # the hardware this run saw (kernels.fingerprint)
+    )  # the hardware this run saw (gate.meter.fingerprint)
     started_at: Mapped[datetime]
     uploaded_at: Mapped[datetime] = mapped_column(default=now)
     results: Mapped[list[Result]] = relationship(back_populates="run", cascade="all, delete-orphan")

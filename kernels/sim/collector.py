@@ -10,8 +10,9 @@ One ``step`` is timed phase by phase (``PHASES``):
 - ``update_state``: the kernel;
 - ``other``: ctrl writes, pushes, counters and command resampling (the env's bookkeeping).
 
-``run`` warms up, then reports an active window: step-time median and p95, env-steps/s, CPU utilisation, and each
-phase in microseconds per env-step.
+What times a collector from outside (a run's step times, CPU utilisation, per-call timers, a physics baseline)
+is the meter's: ``gate.meter.collect``. The phase times ``step`` returns are the collector's own account of where
+its step went.
 
 A collector is built for one task, implementation and plan; an implementation that cannot serve the plan, or a
 plan without the policy's observation group, is refused at construction. (A plan cannot read an array outside
@@ -23,8 +24,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -32,8 +31,6 @@ from threadpoolctl import threadpool_limits
 
 import kernels
 from kernels.kernel import max_threads
-from kernels.sim.calls import summary as calls_summary
-from kernels.sim.calls import timed_calls
 from kernels.sim.env import POLICY_OBS, TaskEnv
 from kernels.sim.motion import MotionEnv
 from kernels.sim.policy import MLPPolicy
@@ -41,13 +38,10 @@ from kernels.sim.replay import Replay
 from kernels.sim.walk import WalkEnv
 from kernels.spec import TaskPlan
 
-if TYPE_CHECKING:
-    from kernels.sim.baseline import PhysicsBaseline
-
 PHASES = ("physics", "getters", "update_state", "reset", "action", "replay", "other")
 # Physics is the batch step plus mj_forward of the reset rows; both are also reported on their own.
 PHYSICS_PARTS = ("step", "reset_forward")
-# Everything but physics and the policy forward pass: the harness cost the issue budgets per env-step.
+# Everything but physics and the policy forward pass: the harness's own cost per env-step.
 OVERHEAD_PHASES = ("getters", "update_state", "reset", "replay", "other")
 ENVS: dict[str, type[TaskEnv]] = {"g1_walk": WalkEnv, "g1_motion": MotionEnv}
 
@@ -167,126 +161,3 @@ class Collector:
             replay, other = (t2 - t1) + (t10 - t9), (t3 - t2) + (t11 - t10)
             times[:] = (step + forward, t8 - t7, t9 - t8, t4 - t3, t1 - t0, replay, other, step, forward)
         return (t11 - t0) - (t6 - t5)
-
-    def run(
-        self,
-        steps: int,
-        *,
-        warmup: int = 10,
-        progress: Callable[[int, int], None] | None = None,
-        baseline: PhysicsBaseline | None = None,
-        calls: bool = False,
-    ) -> CollectReport:
-        """``warmup`` untimed steps, then ``steps`` timed ones; the report covers the timed window.
-
-        With a ``baseline``, every timed step's physics is also stepped alone (bare batch and rollout) on a copy
-        of the same state; those extra steps are excluded from the step times but not from the wall time that
-        CPU utilisation is measured over. With ``calls``, the calls of ``kernels.sim.calls.CALLS`` are timed
-        one by one in the timed window (``extra["calls"]``).
-        """
-        times = np.zeros((steps, len(PHASES) + len(PHYSICS_PARTS)))
-        wall = np.zeros(steps)
-        rewards = np.zeros(steps)
-        with self.threads_limited():
-            for k in range(warmup):
-                self.step()
-                if progress:
-                    progress(k + 1, warmup + steps)
-            resets_before = self.resets
-            timing = timed_calls(self) if calls else contextlib.nullcontext({})
-            with timing as samples:
-                cpu0, wall0 = time.process_time(), time.perf_counter()
-                self._timed(steps, warmup, times, wall, rewards, progress, baseline)
-                cpu, elapsed = time.process_time() - cpu0, time.perf_counter() - wall0
-        report = CollectReport(
-            task=self.task,
-            impl=self.impl,
-            num_envs=self.num_envs,
-            threads=self.threads,
-            steps=steps,
-            warmup=warmup,
-            step_s=wall,
-            phase_s=times,
-            cpu_util=cpu / elapsed,
-            resets=self.resets - resets_before,
-            mean_reward=float(rewards.mean()),
-        )
-        if baseline:
-            report.extra["physics_baseline"] = baseline.summary(times[:, len(PHASES)])
-        if calls:
-            report.extra["calls"] = calls_summary(samples, steps, self.num_envs)
-        return report
-
-    def _timed(
-        self,
-        steps: int,
-        warmup: int,
-        times: np.ndarray,
-        wall: np.ndarray,
-        rewards: np.ndarray,
-        progress: Callable[[int, int], None] | None,
-        baseline: PhysicsBaseline | None,
-    ) -> None:
-        """The timed window: step times, phase times and mean rewards into the arrays."""
-        for k in range(steps):
-            wall[k] = self.step(times[k], before_physics=baseline.capture if baseline else None)
-            if baseline:
-                baseline.step()
-            stepped = ~self.env.just_reset  # a reset row's reward means nothing
-            rewards[k] = float(self.out["reward"][stepped].mean()) if stepped.any() else 0.0
-            if progress:
-                progress(warmup + k + 1, warmup + steps)
-
-
-@dataclass
-class CollectReport:
-    task: str
-    impl: str
-    num_envs: int
-    threads: int
-    steps: int
-    warmup: int
-    step_s: np.ndarray  # (steps,) wall time of each step
-    phase_s: np.ndarray  # (steps, len(PHASES) + len(PHYSICS_PARTS))
-    cpu_util: float  # CPU seconds per wall second over the window
-    resets: int
-    mean_reward: float
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def us_per_env_step(self) -> dict[str, float]:
-        """Mean phase time per env-step (us); the phases sum to the mean step time."""
-        means = self.phase_s[:, : len(PHASES)].mean(axis=0) / self.num_envs * 1e6
-        return {name: float(v) for name, v in zip(PHASES, means, strict=True)}
-
-    @property
-    def physics_us(self) -> dict[str, float]:
-        means = self.phase_s[:, len(PHASES) :].mean(axis=0) / self.num_envs * 1e6
-        return {name: float(v) for name, v in zip(PHYSICS_PARTS, means, strict=True)}
-
-    @property
-    def overhead_us(self) -> float:
-        per = self.us_per_env_step
-        return sum(per[p] for p in OVERHEAD_PHASES)
-
-    def to_dict(self) -> dict:
-        return {
-            "task": self.task,
-            "impl": self.impl,
-            "num_envs": self.num_envs,
-            "threads": self.threads,
-            "steps": self.steps,
-            "warmup": self.warmup,
-            "env_steps_per_s": self.num_envs * self.steps / float(self.step_s.sum()),
-            "step_ms": {
-                "median": float(np.median(self.step_s) * 1e3),
-                "p95": float(np.percentile(self.step_s, 95) * 1e3),
-            },
-            "us_per_env_step": self.us_per_env_step,
-            "physics_us_per_env_step": self.physics_us,
-            "overhead_us_per_env_step": self.overhead_us,
-            "cpu_util": self.cpu_util,
-            "resets": self.resets,
-            "mean_reward": self.mean_reward,
-            **self.extra,
-        }

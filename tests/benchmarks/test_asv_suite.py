@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import kernels
+from gate.meter.synthetic import make_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {
@@ -177,7 +178,7 @@ def test_the_gates_collector_cells_check_rollouts_and_pair_steps_and_name_a_brok
     """CollectorCheck's one process (the quick grid) and a CollectorPaired process, one collector made to raise."""
     code = (
         "from benchmarks import collector\n"
-        "from kernels.sim import trajectory\n"
+        "from gate.meter import trajectory\n"
         "real = trajectory.Collector\n"
         "def broken(task, impl, **kw):\n"
         "    if (task, impl) == ('g1_motion', 'assembled'):\n"
@@ -356,7 +357,7 @@ def test_snapshots_are_made_once_and_loaded_whole(tmp_path, monkeypatch):
     saved = list(tmp_path.rglob("g1_walk-64.npz"))
     assert len(saved) == 1 and not list(tmp_path.rglob("*.[0-9]*.npz"))  # no partial file left behind
     loaded = _common.synthetic("g1_walk", 64)
-    fresh = kernels.make_inputs("g1_walk", 64, seed=0)
+    fresh = make_inputs("g1_walk", 64, seed=0)
     assert set(made) == set(loaded) == set(fresh)
     for name in fresh:
         np.testing.assert_array_equal(loaded[name], fresh[name])
@@ -379,7 +380,7 @@ def test_the_parity_check_runs_once_and_a_failing_cell_fails_its_timing_processe
     monkeypatch.setattr(_common, "THREADS", [1])
     failures = []
     monkeypatch.setattr(_common, "write_sidecar", lambda kind, record: failures.append((kind, record)))
-    monkeypatch.setattr(_common, "synthetic", lambda task, n: kernels.make_inputs(task, n, seed=0))
+    monkeypatch.setattr(_common, "synthetic", lambda task, n: make_inputs(task, n, seed=0))
     assert set(_common.check_parity().values()) == {""}
     assert failures == []
     monkeypatch.setitem(g1_walk.REWARD_TERMS, "pose", lambda s, p: np.zeros(s.q.shape[0]))
@@ -413,7 +414,9 @@ def test_hot_slice_setup_builds_once_per_process_though_asv_repeats_it(monkeypat
 
 def test_the_suites_import_nothing_asvs_environments_lack():
     """asv imports every module of benchmarks/ in an environment with asv.conf.json's matrix only (NumPy,
-    Numba, MuJoCo, ...): a module-level import of the gate (pydantic, SQLAlchemy) fails discovery there."""
+    Numba, MuJoCo, ...) and the project without its dependencies: a module-level import of the gate's service
+    (pydantic, SQLAlchemy) fails discovery there. The meter (``gate.meter``) and the sidecar records
+    (``gate.sidecar``) are the gate's parts the suites may import, and importing them pulls in none of it."""
     import ast
 
     conf = json.loads((ROOT / "asv.conf.json").read_text())
@@ -425,7 +428,18 @@ def test_the_suites_import_nothing_asvs_environments_lack():
             if isinstance(node, ast.ImportFrom) and node.level == 0:
                 names = [node.module]
             for name in names:
-                assert name.split(".")[0] in allowed, f"{path.name} imports {name} at module level"
+                meter = name in ("gate", "gate.meter", "gate.sidecar") or name.startswith("gate.meter.")
+                assert name.split(".")[0] in allowed or meter, f"{path.name} imports {name} at module level"
+    meter = sorted(
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for p in (ROOT / "gate" / "meter").rglob("*.py")
+        if p.name != "worker.py"  # the cost worker's import of kernels is timed; it imports nothing else
+    )
+    code = f"import sys\nfor m in {[*meter, 'gate.sidecar']!r}: __import__(m)\n" + (
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'sqlalchemy', 'fastapi', 'alembic'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
 
 
 def test_exact_results_are_reused_for_the_same_inputs_and_nothing_else(tmp_path, monkeypatch):

@@ -10,8 +10,8 @@ import yaml
 from asv.commands import make_argparser
 
 from gate.cli import build_parser
+from gate.meter.placement import ENV_KEYS
 from gate.settings import Settings
-from kernels.placement import ENV_KEYS
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 WORKFLOW = DEPLOY / "github" / "fusegate-benchmarks.yml"

@@ -1,8 +1,8 @@
 """The gate's vocabulary: what makes two machines one kind (``gate.domain.machine_id``)."""
 
 from gate import domain
-from kernels import fingerprint
-from kernels.placement import numa_nodes
+from gate.meter import fingerprint
+from gate.meter.placement import numa_nodes
 
 
 def test_machine_id_ignores_drifting_node_memory(tmp_path, monkeypatch):

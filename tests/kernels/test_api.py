@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 import kernels
-from kernels import parity, registry
+from gate.meter import parity
+from gate.meter.synthetic import make_inputs
+from kernels import registry
 
 IMPL_CASES = [(task, impl) for task in kernels.TASKS for impl in kernels.registry.available(task)]
 N = 64
@@ -18,7 +20,7 @@ def test_names():
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_update_state_returns_the_contract(task, impl):
-    snap = kernels.make_inputs(task, num_envs=N, seed=0)
+    snap = make_inputs(task, num_envs=N, seed=0)
     out = kernels.load(task, impl, num_envs=N).update_state(snap)
     contract = registry.contract(task)
     assert list(out) == [s.name for s in contract.outputs]
@@ -51,7 +53,7 @@ def _state(task):
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_wrong_dtype_is_refused(task, impl):
-    snap = kernels.make_inputs(task, N, seed=0)
+    snap = make_inputs(task, N, seed=0)
     name = _first_input(task)
     snap[name] = snap[name].astype(np.float64)
     _refused(task, impl, snap, rf"'{name}' must have dtype float32, got float64")
@@ -59,7 +61,7 @@ def test_wrong_dtype_is_refused(task, impl):
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_wrong_shape_is_refused(task, impl):
-    snap = kernels.make_inputs(task, N, seed=0)
+    snap = make_inputs(task, N, seed=0)
     name = _first_input(task)
     snap[name] = np.ascontiguousarray(snap[name][:, :-1])
     _refused(task, impl, snap, rf"'{name}' must have shape")
@@ -67,13 +69,13 @@ def test_wrong_shape_is_refused(task, impl):
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_num_envs_mismatch_is_refused(task, impl):
-    snap = kernels.make_inputs(task, N + 1, seed=0)
+    snap = make_inputs(task, N + 1, seed=0)
     _refused(task, impl, snap, rf"N = {N} envs, as the kernel was loaded")
 
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_non_contiguous_is_refused(task, impl):
-    snap = kernels.make_inputs(task, N, seed=0)
+    snap = make_inputs(task, N, seed=0)
     name = _first_input(task)
     snap[name] = np.asfortranarray(snap[name])
     _refused(task, impl, snap, rf"'{name}' must be C-contiguous")
@@ -81,7 +83,7 @@ def test_non_contiguous_is_refused(task, impl):
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_missing_array_is_refused(task, impl):
-    snap = kernels.make_inputs(task, N, seed=0)
+    snap = make_inputs(task, N, seed=0)
     name = _state(task)
     del snap[name]
     _refused(task, impl, snap, rf"missing {name}")
@@ -89,14 +91,14 @@ def test_missing_array_is_refused(task, impl):
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_read_only_state_is_refused(task, impl):
-    snap = kernels.make_inputs(task, N, seed=0)
+    snap = make_inputs(task, N, seed=0)
     snap[_state(task)].flags.writeable = False
     _refused(task, impl, snap, "updated in place")
 
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_not_an_array_is_refused(task, impl):
-    snap = kernels.make_inputs(task, N, seed=0)
+    snap = make_inputs(task, N, seed=0)
     name = _first_input(task)
     snap[name] = snap[name].tolist()
     _refused(task, impl, snap, rf"'{name}' must be a numpy.ndarray")
@@ -121,14 +123,14 @@ def test_unknown_task_and_impl():
     with pytest.raises(ValueError, match=r"unknown implementation 'fast'; known implementations: numpy"):
         kernels.load("g1_walk", "fast", num_envs=N)
     with pytest.raises(ValueError, match="unknown task"):
-        kernels.make_inputs("g2_run", N, 0)
+        make_inputs("g2_run", N, 0)
     with pytest.raises(ValueError, match="num_envs must be a positive integer"):
-        kernels.make_inputs("g1_walk", 0, 0)
+        make_inputs("g1_walk", 0, 0)
 
 
 @pytest.mark.parametrize(("task", "impl"), IMPL_CASES)
 def test_a_call_without_the_layout_check_writes_the_same_outputs(task, impl):
-    snap = kernels.make_inputs(task, num_envs=N, seed=4)
+    snap = make_inputs(task, num_envs=N, seed=4)
     checked, unchecked = (kernels.load(task, impl, num_envs=N) for _ in range(2))
     want = checked.update_state({k: v.copy() for k, v in snap.items()})
     parity.poison(unchecked.outputs)
@@ -140,7 +142,7 @@ def test_a_call_without_the_layout_check_writes_the_same_outputs(task, impl):
 @pytest.mark.parametrize("impl", kernels.registry.available("g1_motion"))
 def test_frame_indexes_are_checked_without_the_layout_check(impl):
     """Values change every call, so skipping the layout check keeps the range check of motion frames."""
-    snap = kernels.make_inputs("g1_motion", num_envs=N, seed=0)
+    snap = make_inputs("g1_motion", num_envs=N, seed=0)
     frames = snap["motion_body_pos_w"].shape[0]
     snap["time_steps"][5] = frames
     match = rf"'time_steps' holds motion frames.*got values from \d+ to {frames};"

@@ -33,9 +33,8 @@ def test_a_hand_written_kernels_key_follows_its_imports_only(tree):
     for unrelated in (
         "sim/collector.py",
         "sim/getters.py",
-        "synthetic/g1_walk.py",
+        "sim/replay.py",
         "registry.py",
-        "bench.py",
     ):
         _edit(tree / unrelated)
         assert {k: _cache.deps_key([k]) for k in (walk, motion)} == before, unrelated
@@ -51,7 +50,7 @@ def test_a_hand_written_kernels_key_follows_its_imports_only(tree):
 def test_the_closure_is_what_the_import_statements_name(tree):
     names = {str(p.relative_to(tree)) for p in _cache.closure(tree / "handwritten" / "g1_walk.py")}
     assert {"handwritten/g1_walk.py", "tasks/g1_walk.py", "tasks/g1_walk_plan.py", "scalar.py"} <= names
-    assert not any(name.startswith(("sim/", "synthetic/", "reference/")) for name in names), sorted(names)
+    assert not any(name.startswith(("sim/", "reference/")) for name in names), sorted(names)
     assert "geometry.py" not in names and "tasks/g1_motion.py" not in names
 
 

@@ -110,4 +110,4 @@ def test_contract_shapes():
     assert specs["motion_body_quat_w"].shape == ("T", 14, 4)
     assert specs["rel_body_pos"].shape == ("N", 14, 3)
     assert specs["term_means"].shape == (8,) and specs["term_means"].dtype == np.float64
-    assert task.CONTRACT.inputs[0].shape[0] == "N"  # kernels.parity reads N from the first input
+    assert task.CONTRACT.inputs[0].shape[0] == "N"  # gate.meter.parity reads N from the first input

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kernels
-from kernels import parity
+from gate.meter import parity
+from gate.meter.synthetic import make_inputs
 from kernels.assembled import g1_motion as assembled_motion
 from kernels.reference import g1_motion as ref
 from kernels.spec import ObservationGroup, ObservationTerm, PlanError, RewardTerm, TerminationTerm
@@ -71,7 +72,7 @@ def sub_plans(draw):
 )
 @given(plan=sub_plans(), seed=st.integers(0, 2**16), threads=st.sampled_from([1, 2]))
 def test_assembled_kernels_match_the_reference_on_sub_plans(plan, seed, threads):
-    snap = kernels.make_inputs("g1_motion", N, seed)
+    snap = make_inputs("g1_motion", N, seed)
     for impl in ("assembled", "assembled_generic"):
         report = parity.compare_on(snap, task="g1_motion", impl=impl, plan=plan, threads=threads, seed=seed)
         assert report.ok, (impl, plan.to_dict(), [a for a in report.arrays if not a.ok])
@@ -80,7 +81,7 @@ def test_assembled_kernels_match_the_reference_on_sub_plans(plan, seed, threads)
 def test_reference_follows_the_plan():
     """A term keeps its value whatever else the plan holds, a group is its blocks in the plan's order, and p̃/q̃
     (state) are updated by every plan."""
-    snap = kernels.make_inputs("g1_motion", 64, 2)
+    snap = make_inputs("g1_motion", 64, 2)
     full_snap, sub_snap = kernels.copy_snapshot(snap), kernels.copy_snapshot(snap)
     full = kernels.load("g1_motion", "numpy", num_envs=64).update_state(full_snap)
     limit = DEFAULT.rewards[7]
@@ -181,7 +182,8 @@ def test_a_cached_kernel_loads_without_compiling_in_a_fresh_process(impl, dispat
         "import kernels\n"
         "from kernels.assembled import generic_motion\n"
         f"k = kernels.load('g1_motion', {impl!r}, num_envs=16)\n"
-        "k.update_state(kernels.make_inputs('g1_motion', 16, 0))\n"
+        "from gate.meter.synthetic import make_inputs\n"
+        "k.update_state(make_inputs('g1_motion', 16, 0))\n"
         f"stats = {dispatcher}.stats\n"
         "print(len(stats.cache_hits), len(stats.cache_misses))\n"
     )

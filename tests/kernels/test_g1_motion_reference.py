@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import kernels
-from kernels import parity
+from gate.meter import parity
+from gate.meter.synthetic import make_inputs
 from kernels.geometry import quat_from_euler, quat_mul_np, quat_to_mat_np
 from kernels.kernel import max_threads
 from kernels.reference import g1_motion as ref
@@ -254,8 +255,8 @@ def test_time_steps_outside_the_library_are_refused_before_anything_is_touched(i
 
 
 def test_synthetic_snapshot_is_plausible_and_clear_of_thresholds():
-    snap = kernels.make_inputs("g1_motion", 5000, seed=4)
-    again = kernels.make_inputs("g1_motion", 5000, seed=4)
+    snap = make_inputs("g1_motion", 5000, seed=4)
+    again = make_inputs("g1_motion", 5000, seed=4)
     assert all(np.array_equal(snap[k], again[k]) for k in snap)
     assert snap["motion_joint_pos"].shape[0] == 500
     t = snap["time_steps"]

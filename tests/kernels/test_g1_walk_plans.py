@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kernels
-from kernels import parity
+from gate.meter import parity
+from gate.meter.synthetic import make_inputs
 from kernels.assembled import g1_walk as assembled_walk
 from kernels.spec import ObservationGroup, ObservationTerm, RewardTerm, TerminationTerm
 from kernels.tasks import g1_walk_plan as walk_plan
@@ -59,7 +60,7 @@ def sub_plans(draw):
 )
 @given(plan=sub_plans(), seed=st.integers(0, 2**16), threads=st.sampled_from([1, 2]))
 def test_assembled_kernels_match_the_reference_on_sub_plans(plan, seed, threads):
-    snap = kernels.make_inputs("g1_walk", N, seed)
+    snap = make_inputs("g1_walk", N, seed)
     for impl in ("assembled", "assembled_generic"):
         report = parity.compare_on(snap, task="g1_walk", impl=impl, plan=plan, threads=threads, seed=seed)
         assert report.ok, (impl, plan.to_dict(), [a for a in report.arrays if not a.ok])
@@ -71,9 +72,7 @@ def test_outputs_follow_the_plan():
         observations=[ObservationGroup(name="policy", terms=(ObservationTerm(name="command"),))],
     )
     for impl in ("numpy", "assembled", "assembled_generic"):
-        out = kernels.load("g1_walk", impl, num_envs=5, plan=plan).update_state(
-            kernels.make_inputs("g1_walk", 5, 1)
-        )
+        out = kernels.load("g1_walk", impl, num_envs=5, plan=plan).update_state(make_inputs("g1_walk", 5, 1))
         assert list(out) == ["reward", "done", "policy", "term_means"]
         assert out["policy"].shape == (5, 3) and out["term_means"].shape == (2,)
         assert out["term_means"][0] == 1.0
@@ -95,7 +94,8 @@ def test_a_cached_assembled_kernel_loads_without_compiling_in_a_fresh_process():
         "import time, kernels\n"
         "t0 = time.perf_counter()\n"
         "k = kernels.load('g1_walk', 'assembled', num_envs=64)\n"
-        "k.update_state(kernels.make_inputs('g1_walk', 64, 0))\n"
+        "from gate.meter.synthetic import make_inputs\n"
+        "k.update_state(make_inputs('g1_walk', 64, 0))\n"
         "stats = k.module.update_state_kernel.stats\n"
         "print(len(stats.cache_hits), len(stats.cache_misses), time.perf_counter() - t0)\n"
     )

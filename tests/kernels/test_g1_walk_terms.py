@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kernels
+from gate.meter.synthetic import make_inputs
 from kernels.tasks import g1_walk as walk
 
 TERM = {name: k for k, name in enumerate(walk.TERMS)}
@@ -13,7 +14,7 @@ TERM = {name: k for k, name in enumerate(walk.TERMS)}
 
 def crafted() -> dict[str, np.ndarray]:
     """One standing G1 at the default pose, upright, no contacts, zero command and velocities."""
-    snap = kernels.make_inputs("g1_walk", 1, seed=0)
+    snap = make_inputs("g1_walk", 1, seed=0)
     for name in ("qvel", "sensordata", "actuator_force", "actions", "last_actions", "commands"):
         snap[name][...] = 0
     snap["qpos"][0, :7] = [0, 0, walk.DEFAULT_BASE_HEIGHT, 1, 0, 0, 0]
@@ -158,7 +159,7 @@ def test_contact_force(impl):
 
 
 def test_reward_is_dt_times_weighted_sum(impl):
-    snap = kernels.make_inputs("g1_walk", 1, seed=42)
+    snap = make_inputs("g1_walk", 1, seed=42)
     out = run(snap, impl)
     weights = np.array(list(walk.REWARD_SCALES.values()))
     assert out["reward"][0] == pytest.approx(walk.DT * float(weights @ out["term_means"]), rel=1e-5, abs=1e-6)

@@ -10,8 +10,9 @@ import pytest
 from numba.core.runtime import rtsys
 
 import kernels
+from gate.meter import parity
+from gate.meter.synthetic import make_inputs
 from kernels import kernel as kernel_mod
-from kernels import parity
 from kernels.tasks import g1_walk as walk
 
 IMPL_CASES = [(task, impl) for task in kernels.TASKS for impl in kernels.registry.available(task)]
@@ -20,7 +21,7 @@ IMPL_CASES = [(task, impl) for task in kernels.TASKS for impl in kernels.registr
 @pytest.mark.parametrize("impl", kernels.IMPLS)
 def test_walk_nan_in_qpos_ends_that_env_only(impl):
     n, bad_env = 300, 117
-    clean = kernels.make_inputs("g1_walk", n, seed=11)
+    clean = make_inputs("g1_walk", n, seed=11)
     dirty = kernels.copy_snapshot(clean)
     dirty["qpos"][bad_env, 10] = np.nan
     k_clean = kernels.load("g1_walk", impl, num_envs=n, threads=2)
@@ -37,7 +38,7 @@ def test_walk_nan_in_qpos_ends_that_env_only(impl):
 
 @pytest.mark.parametrize("impl", kernels.IMPLS)
 def test_walk_noise_level_zero_gives_the_noise_free_values_exactly(impl):
-    snap = kernels.make_inputs("g1_walk", 257, seed=2)
+    snap = make_inputs("g1_walk", 257, seed=2)
     out = kernels.load("g1_walk", impl, num_envs=257, noise_level=0.0).update_state(snap)
     obs, priv = out["obs"], out["privileged_obs"]
     pairs = [
@@ -50,7 +51,7 @@ def test_walk_noise_level_zero_gives_the_noise_free_values_exactly(impl):
     for o, p, width in pairs:
         np.testing.assert_array_equal(obs[:, o : o + width], priv[:, p : p + width])
     noisy = kernels.load("g1_walk", impl, num_envs=257, noise_level=1.0).update_state(
-        kernels.make_inputs("g1_walk", 257, seed=2)
+        make_inputs("g1_walk", 257, seed=2)
     )
     assert not np.array_equal(noisy["obs"][:, :3], priv[:, walk.PRIV_LINVEL : walk.PRIV_LINVEL + 3])
 
@@ -60,7 +61,7 @@ def test_fused_kernels_allocate_nothing_per_env(task, impl):
     """Warm calls make only Numba's fixed per-launch runtime allocations: the same count at any N or threads."""
     counts = set()
     for n, threads in ((1000, 1), (4099, 2), (20000, 2)):
-        snap = kernels.make_inputs(task, n, seed=0)
+        snap = make_inputs(task, n, seed=0)
         k = kernels.load(task, impl, num_envs=n, threads=threads)
         k.update_state(snap)
         before = rtsys.get_allocation_stats()
@@ -110,7 +111,7 @@ def test_compiled_kernels_are_cached_under_the_source_hash():
 @pytest.mark.parametrize("impl", kernels.IMPLS)
 def test_walk_infinities_are_not_nan(impl):
     """Only NaN ends an env (spec A5); +inf and -inf together (whose sum is NaN) must not be mistaken for it."""
-    snap = kernels.make_inputs("g1_walk", 40, seed=9)
+    snap = make_inputs("g1_walk", 40, seed=9)
     snap["sensordata"][:, 70:73] = 0  # no contact terminations
     snap["sensordata"][:, 2] = 0.9  # upright
     snap["qpos"][3, 20] = np.inf
@@ -133,7 +134,8 @@ def test_a_second_clone_of_the_same_sources_loads_the_first_ones_compiled_kernel
     code = (
         "import kernels\n"
         "from kernels.handwritten import g1_walk\n"
-        "kernels.load('g1_walk', 'handwritten', num_envs=16).update_state(kernels.make_inputs('g1_walk', 16, 0))\n"
+        "from gate.meter.synthetic import make_inputs\n"
+        "kernels.load('g1_walk', 'handwritten', num_envs=16).update_state(make_inputs('g1_walk', 16, 0))\n"
         "stats = g1_walk.update_state_kernel.stats\n"
         "print(len(stats.cache_hits), len(stats.cache_misses), g1_walk.update_state_kernel._cache._cache_path)\n"
     )

@@ -54,8 +54,9 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
-    from kernels.placement import Placement
-    from kernels.sim.baseline import PhysicsBaseline
+    from gate.meter import collect
+    from gate.meter.physics import PhysicsBaseline
+    from gate.meter.placement import Placement
     from kernels.sim.collector import Collector
 
     applied = Placement.from_env().apply()  # before any array exists
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
             progress.update(job, description=f"{task} {impl} N={n}")
             baseline = PhysicsBaseline(collector) if args.physics_baseline else None
             try:
-                report = collector.run(
+                report = collect.run(
+                    collector,
                     args.steps,
                     warmup=args.warmup,
                     baseline=baseline,
@@ -96,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _collect_check(args: argparse.Namespace, threads: int) -> int:
-    """``fusegate collect --check``: kernels.sim.trajectory.check per task and scale, one row per implementation."""
+    """``fusegate collect --check``: gate.meter.trajectory.check per task and scale, one row per implementation."""
+    from gate.meter import trajectory
     from kernels import registry
-    from kernels.sim import trajectory
 
     rows = []
     with output.progress(output.console(stderr=True)) as progress:

@@ -11,7 +11,7 @@ from rich.table import Table
 from gate.cli import output
 
 if TYPE_CHECKING:
-    from kernels.bench import CellResult
+    from gate.meter.bench import CellResult
 from gate.cli.options import (
     bench_options,
     task_impl_options,
@@ -31,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _bench(tasks: list[str], impls: list[str], num_envs: list[int], threads: list[int], repeats: int) -> list:
-    from kernels import bench, registry
+    from gate.meter import bench
+    from kernels import registry
 
     cells = [(t, n, th) for t in tasks for n in num_envs for th in threads]
     results = []
@@ -54,7 +55,8 @@ def _bench(tasks: list[str], impls: list[str], num_envs: list[int], threads: lis
 
 def _jit(tasks: list[str], impls: list[str]) -> list[dict]:
     import kernels
-    from kernels import bench, registry
+    from gate.meter import bench
+    from kernels import registry
 
     pairs = [(t, i) for t in tasks for i in impls if i in registry.available(t) and i != kernels.REFERENCE]
     results = []
@@ -68,7 +70,7 @@ def _jit(tasks: list[str], impls: list[str]) -> list[dict]:
 
 
 def _bench_and_print(args: argparse.Namespace, tasks: list[str], impls: list[str]) -> int:
-    from kernels import bench
+    from gate.meter import bench
 
     results = _bench(tasks, impls, args.num_envs, args.threads, args.repeats)
     jit = [] if args.no_jit else _jit(tasks, impls)

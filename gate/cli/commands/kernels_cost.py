@@ -39,7 +39,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Per-call cost of each cell under callgrind, in ``--processes`` fresh measurements; their differences."""
-    from kernels import cost, registry
+    from gate.meter import cost
+    from kernels import registry
 
     cells = [
         cost.Cell(task=t, impl=i, num_envs=n, kind=kind)

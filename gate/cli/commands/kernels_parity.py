@@ -11,7 +11,7 @@ from rich.table import Table
 from gate.cli import output
 
 if TYPE_CHECKING:
-    from kernels.parity import ParityReport
+    from gate.meter.parity import ParityReport
 from gate.cli.options import (
     listed,
     noise_level,
@@ -34,7 +34,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import kernels
-    from kernels import parity, registry
+    from gate.meter import parity
+    from kernels import registry
 
     impls = [i for i in args.impl if i != kernels.REFERENCE]
     reports = []

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     url = store_url(args)
     side = Side("head", head, repo, Path(args.results))
     if not (args.no_bench or args.resume):
-        from kernels import cost
+        from gate.meter import cost
 
         cost.ensure_valgrind(install=True, say=console.print)
         measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)

@@ -24,7 +24,7 @@ def test_0004_moves_stored_runs_to_the_new_machine_id_and_labels(tmp_path):
     from alembic import command
     from sqlalchemy import text
 
-    from kernels import fingerprint
+    from gate.meter import fingerprint
 
     url = f"sqlite:///{tmp_path / 'old.db'}"
     config = db.alembic_config(url)

@@ -30,7 +30,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from kernels import parity, registry
+from gate.meter import parity
+from gate.meter.synthetic import make_inputs
+from kernels import registry
 from kernels.kernel import Kernel, resolve_threads
 
 COPY = "copy"
@@ -155,7 +157,7 @@ def run_cell(
     on_round: Callable[[], None] | None = None,
 ) -> CellResult:
     """Time ``impls`` and the copy in ``repeats`` interleaved rounds; returns one row per participant."""
-    snap = registry.make_inputs(task, num_envs, seed)
+    snap = make_inputs(task, num_envs, seed)
     frames = next((snap[s.name].shape[0] for s in registry.contract(task).snapshot if "T" in s.shape), None)
     nbytes = bytes_per_call(task, num_envs, frames)
     effective = resolve_threads(num_envs, threads)
@@ -229,15 +231,17 @@ _JIT_PROBE = """
 import json, sys, time
 t0 = time.perf_counter()
 import kernels
+t_import = time.perf_counter() - t0
+from gate.meter.synthetic import make_inputs
+snap = make_inputs(sys.argv[1], 64, 0)
 t1 = time.perf_counter()
 k = kernels.load(sys.argv[1], sys.argv[2], num_envs=64)
-snap = kernels.make_inputs(sys.argv[1], 64, 0)
 t2 = time.perf_counter()
 k.update_state(snap)
 t3 = time.perf_counter()
 k.update_state(snap)
 t4 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "load_s": (t2 - t1) + (t3 - t2) - (t4 - t3)}))
+print(json.dumps({"import_s": t_import, "load_s": (t2 - t1) + (t3 - t2) - (t4 - t3)}))
 """
 
 

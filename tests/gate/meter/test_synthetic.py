@@ -4,15 +4,16 @@ import numpy as np
 import pytest
 
 import kernels
+from gate.meter.synthetic import make_inputs
 from kernels import registry
 from kernels.tasks import g1_walk as walk
 
 
 @pytest.mark.parametrize("task", kernels.TASKS)
 def test_deterministic_per_seed_and_in_contract(task):
-    a = kernels.make_inputs(task, 333, seed=4)
-    b = kernels.make_inputs(task, 333, seed=4)
-    c = kernels.make_inputs(task, 333, seed=5)
+    a = make_inputs(task, 333, seed=4)
+    b = make_inputs(task, 333, seed=4)
+    c = make_inputs(task, 333, seed=5)
     registry.contract(task).check_snapshot(a, num_envs=333)
     for name in a:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
@@ -22,7 +23,7 @@ def test_deterministic_per_seed_and_in_contract(task):
 
 
 def test_walk_snapshot_is_plausible():
-    s = kernels.make_inputs("g1_walk", 20000, seed=0)
+    s = make_inputs("g1_walk", 20000, seed=0)
     sd = s["sensordata"]
     for addr in (30, 34):  # orientation quaternions are unit
         np.testing.assert_allclose(np.linalg.norm(sd[:, addr : addr + 4], axis=1), 1.0, atol=1e-6)
@@ -36,7 +37,7 @@ def test_walk_snapshot_is_plausible():
 
 
 def test_walk_snapshot_keeps_clear_of_thresholds():
-    s = kernels.make_inputs("g1_walk", 50000, seed=1)
+    s = make_inputs("g1_walk", 50000, seed=1)
     sd, cmd = s["sensordata"].astype(np.float64), s["commands"].astype(np.float64)
     margin = 1e-4
     assert (np.abs(sd[:, walk.S_UPVECTOR_TORSO + 2]) > margin).all()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gate.meter.synthetic import keep_away
 from kernels.geometry import (
     quat_conj_np,
     quat_from_euler,
@@ -19,7 +20,6 @@ from kernels.geometry import (
     quat_to_mat_np,
 )
 from kernels.reference.g1_motion import relative_bodies
-from kernels.synthetic import keep_away
 from kernels.tasks import g1_motion as task
 
 FRAMES = 500

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernels import parity
+from gate.meter import parity
 from kernels.kernel import Kernel
-from kernels.reference import ATOL, RTOL
+from kernels.reference.tolerance import ATOL, RTOL
 from kernels.registry import REFERENCE, copy_snapshot, load
 from kernels.sim.collector import Collector
 from kernels.sim.env import POLICY_OBS

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from kernels import cost
-from kernels.cost import callgrind
+from gate.meter import cost
+from gate.meter.cost import callgrind
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from gate.meter.synthetic import make_inputs
 from kernels import registry
-from kernels.reference import ATOL, RTOL
+from kernels.reference.tolerance import ATOL, RTOL
 from kernels.spec import TaskPlan
 
 
@@ -144,7 +145,7 @@ def compare(
     plan: TaskPlan | None = None,
 ) -> ParityReport:
     """Parity of ``impl`` on the fresh synthetic snapshot ``make_inputs(task, num_envs, seed)``."""
-    snap = registry.make_inputs(task, num_envs, seed)
+    snap = make_inputs(task, num_envs, seed)
     return compare_on(
         snap, task=task, impl=impl, threads=threads, noise_level=noise_level, seed=seed, plan=plan
     )

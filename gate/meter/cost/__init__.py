@@ -1,7 +1,7 @@
 """The deterministic cost of ``update_state``: instructions and simulated cache misses per call, under callgrind.
 
 Wall time on a shared 2-core runner cannot resolve a few percent (GATE.md); instruction counts can. One
-valgrind process measures every requested cell (``kernels.cost.worker``), with instrumentation on only around
+valgrind process measures every requested cell (``gate.meter.cost.worker``), with instrumentation on only around
 the measured calls, and each call's costs dumped on its own (``callgrind.dump_stats_at``):
 
 - **Machine code.** Numba keys its cache by CPU name and features, and valgrind's emulated CPU is not the host's.
@@ -15,7 +15,7 @@ the measured calls, and each call's costs dumped on its own (``callgrind.dump_st
   instructions over the quick profile here (docs/cost.md).
 - **Collector steps.** A ``collector`` cell measures one ``Collector`` step (``kernels.sim.collector``) of the
   task with the implementation at 1 thread, everything but physics: instrumentation stops around MuJoCo's batch
-  step and forward (``kernels.cost.worker``). Physics is MuJoCo's code, the same binary on base and head (its
+  step and forward (``gate.meter.cost.worker``). Physics is MuJoCo's code, the same binary on base and head (its
   version is in the software fingerprint), and its time is in the wall-time cells; what the project's code
   does per step around it (getters, the kernel, resets, bookkeeping, replay, the policy's forward pass) is
   counted exactly. Steps differ in work (resets), the same way in every process.
@@ -160,12 +160,16 @@ def worker_env() -> dict[str, str]:
     """The environment of every cost process, native fill and valgrind alike."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_CPU", "FUSEGATE_"))}
     env.update(TARGET)
+    import gate.meter
     import kernels  # the cache directory of this source tree
 
+    roots = dict.fromkeys(
+        str(Path(m.__file__).resolve().parents[i]) for m, i in ((kernels, 1), (gate.meter, 2))
+    )
     env.update(
-        # The workers import the very kernels package the driver did (asv's environment of the measured commit),
-        # never one found through their working directory or a PYTHONPATH of the caller's.
-        PYTHONPATH=str(Path(kernels.__file__).resolve().parents[1]),
+        # The workers import the very kernels package (the subject) and meter the driver did (asv's environment of
+        # the measured commit), never ones found through their working directory or a PYTHONPATH of the caller's.
+        PYTHONPATH=os.pathsep.join(roots),
         NUMBA_CACHE_DIR=str(Path(kernels.NUMBA_CACHE_DIR).parent),
         NUMBA_NUM_THREADS="1",
         NUMBA_THREADING_LAYER="workqueue",
@@ -384,7 +388,7 @@ def measure(
                 [
                     sys.executable,
                     "-m",
-                    "kernels.cost.worker",
+                    "gate.meter.cost.worker",
                     str(out_dir / f"cells.{i}.json"),
                     str(out_dir / f"report.{i}.json"),
                 ]

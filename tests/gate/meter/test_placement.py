@@ -11,10 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-import kernels
 from gate import domain
-from kernels import fingerprint
-from kernels.placement import (
+from gate.meter import fingerprint
+from gate.meter.placement import (
     MemPolicy,
     Placement,
     PlacementError,
@@ -22,6 +21,7 @@ from kernels.placement import (
     numa_nodes,
     parse_cpu_list,
 )
+from gate.meter.synthetic import make_inputs
 
 
 def test_cpu_lists_round_trip():
@@ -74,7 +74,7 @@ def test_parse_errors(text, message):
 def _apply_in_subprocess(text: str) -> dict:
     code = (
         "import json, sys\n"
-        "from kernels.placement import Placement, PlacementError\n"
+        "from gate.meter.placement import Placement, PlacementError\n"
         "try:\n"
         f"    print(json.dumps(Placement.parse({text!r}).apply().to_dict()))\n"
         "except PlacementError as e:\n"
@@ -158,9 +158,9 @@ def test_software_fingerprint_fields():
 def test_first_touch_at_random_offsets_copies_exactly_at_cache_line_offsets_that_vary():
     """The timing processes' layout randomisation: same values, C-contiguous, offsets in [0, 4096) that are
     multiples of 64 and differ between processes (here: between generators)."""
-    from kernels import placement
+    from gate.meter import placement
 
-    snap = kernels.make_inputs("g1_walk", 4096, seed=1)
+    snap = make_inputs("g1_walk", 4096, seed=1)
     layouts = []
     for seed in (1, 2):
         out = placement.first_touch(snap, rng=np.random.default_rng(seed))

@@ -13,7 +13,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from kernels.placement import numa_nodes
+from gate.meter.placement import numa_nodes
 
 FINGERPRINT_VERSION = 1
 _CPU_ROOT = Path("/sys/devices/system/cpu")
@@ -108,7 +108,7 @@ def software(threading_layer: str | None = None) -> dict:
         "mujoco": version("mujoco"),
         "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
         "threading_layer": threading_layer,
-        "valgrind": _valgrind(),  # the cost signal's instrument (kernels.cost)
+        "valgrind": _valgrind(),  # the cost signal's instrument (gate.meter.cost)
     }
 
 
@@ -123,6 +123,6 @@ def version(dist: str) -> str:
 
 @functools.cache
 def _valgrind() -> str:
-    from kernels.cost import valgrind_version
+    from gate.meter.cost import valgrind_version
 
     return valgrind_version()

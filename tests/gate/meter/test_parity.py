@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import kernels
-from kernels import parity
+from gate.meter import parity
+from gate.meter.synthetic import make_inputs
 
 CASES = [
     (task, impl)
@@ -42,7 +43,7 @@ def test_parity_with_reference(task, impl, num_envs, threads, noise_level):
 )
 def test_every_output_element_is_written(task, impl):
     """Poisoned outputs must come back fully overwritten (no NaN / 0xFF left) on a NaN-free snapshot."""
-    snap = kernels.make_inputs(task, 513, seed=5)
+    snap = make_inputs(task, 513, seed=5)
     k = kernels.load(task, impl, num_envs=513)
     parity.poison(k.outputs)
     out = k.update_state(snap)
@@ -57,7 +58,7 @@ def test_parity_detects_a_wrong_kernel(monkeypatch):
     """The parity check itself can fail: a kernel that skips one term's weight is caught."""
     from kernels.reference import g1_walk
 
-    snap = kernels.make_inputs("g1_walk", 64, seed=3)
+    snap = make_inputs("g1_walk", 64, seed=3)
     good = parity.compare_on(snap, task="g1_walk", impl="handwritten")
     assert good.ok
     monkeypatch.setitem(g1_walk.REWARD_TERMS, "pose", lambda s, p: np.zeros(s.q.shape[0]))
@@ -71,7 +72,7 @@ def test_compare_many_runs_the_reference_once_and_names_a_raising_case(monkeypat
     case that raises stands in its own slot, the others are still compared."""
     from kernels import registry
 
-    snap = kernels.make_inputs("g1_walk", 256, seed=11)
+    snap = make_inputs("g1_walk", 256, seed=11)
     loads = []
     real = registry.load
     monkeypatch.setattr(

@@ -12,18 +12,21 @@ import numpy as np
 MARGIN = 1e-3  # 10x the spec's 1e-4
 
 
-def make_inputs(task: str, num_envs: int, seed: int) -> dict[str, np.ndarray]:
+def make_inputs(task: str, num_envs: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """A deterministic synthetic snapshot of ``task`` (spec E4): its input and state arrays, by spec E name."""
     if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
     if task == "g1_walk":
-        from kernels.synthetic.g1_walk import make_walk_inputs
+        from gate.meter.synthetic.g1_walk import make_walk_inputs
 
         return make_walk_inputs(int(num_envs), seed)
     if task == "g1_motion":
-        from kernels.synthetic.g1_motion import make_motion_inputs
+        from gate.meter.synthetic.g1_motion import make_motion_inputs
 
         return make_motion_inputs(int(num_envs), seed)
-    raise ValueError(f"no synthetic snapshot for task {task!r}")
+    from kernels import TASKS
+
+    raise ValueError(f"unknown task {task!r}; known tasks: {', '.join(TASKS)} (no synthetic snapshot for it)")
 
 
 def keep_away(x: np.ndarray, threshold: float, margin: float = MARGIN) -> np.ndarray:

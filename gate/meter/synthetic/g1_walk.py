@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gate.meter.synthetic import MARGIN, keep_away, keep_norm_away
 from kernels.geometry import quat_axes, quat_from_euler
-from kernels.synthetic import MARGIN, keep_away, keep_norm_away
 from kernels.tasks import g1_walk as task
 
 FALLEN_FRACTION = 0.01

@@ -1,4 +1,4 @@
-"""The process ``kernels.cost.measure`` starts: ``python -m kernels.cost.worker CELLS.json ERRORS.json [--fill]``.
+"""The process ``gate.meter.cost.measure`` starts: ``python -m gate.meter.cost.worker CELLS.json ERRORS.json [--fill]``.
 
 With ``--fill`` (natively) it compiles every (task, implementation) of the cells for the pinned target, so the
 valgrind run only loads them from Numba's cache. Without it (under callgrind, ``--instr-atstart=no``) it
@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kernels.cost import COLLECTOR, UPDATE_STATE, Cell, callgrind
+from gate.meter.cost import COLLECTOR, UPDATE_STATE, Cell, callgrind
+from gate.meter.synthetic import make_inputs
 
 FILL_ENVS = 64  # the kernels' signatures do not depend on N: compile them on a small snapshot
 # Uninstrumented collector steps first (construction ran the reset step): everything compiled is loaded.
@@ -56,7 +57,7 @@ def fill(spec: dict) -> dict[str, str]:
                     collector.step()
             else:
                 kernels.load(cell.task, cell.impl, num_envs=FILL_ENVS, threads=1).update_state(
-                    kernels.make_inputs(cell.task, FILL_ENVS, seed=0)
+                    make_inputs(cell.task, FILL_ENVS, seed=0)
                 )
         except Exception as exc:  # reported per cell by the valgrind run, which meets the same exception
             errors[cell.label] = f"{type(exc).__name__}: {exc}"
@@ -85,10 +86,10 @@ def _prepare(cell: Cell) -> Callable[[], None]:
         with collector.threads_limited():
             for _ in range(COLLECTOR_WARMUP):
                 collector.step()
-        sim = collector.env.sim  # physics is MuJoCo's: not counted (kernels.cost)
+        sim = collector.env.sim  # physics is MuJoCo's: not counted (gate.meter.cost)
         sim.step, sim.forward_rows = _uninstrumented(sim.step), _uninstrumented(sim.forward_rows)
         return collector.step
-    snap = kernels.make_inputs(cell.task, cell.num_envs, seed=0)
+    snap = make_inputs(cell.task, cell.num_envs, seed=0)
     kernel = kernels.load(cell.task, cell.impl, num_envs=cell.num_envs, threads=1)
     kernel.update_state(snap)
     return lambda: kernel.update_state(snap)
@@ -99,7 +100,7 @@ def run(spec: dict) -> dict:
     import kernels  # noqa: F401  (timed: importing Numba and the kernels is the first cost)
 
     if not callgrind.running_on_valgrind():
-        raise SystemExit("kernels.cost.worker measures under valgrind: use kernels.cost.measure")
+        raise SystemExit("gate.meter.cost.worker measures under valgrind: use gate.meter.cost.measure")
     errors, seconds = {}, {"import": time.perf_counter() - t0}
     for cell, calls, warm in _cells(spec):
         label = cell.label
