@@ -35,7 +35,7 @@ from kernels.sim.env import POLICY_OBS
 TOLERANCE = {"reward": (1e-3, 1e-4), "obs": (1e-3, 1e-3)}
 # Closed-loop steps compared with the reference's rollout: too few for an ulp of summation order to grow past
 # TOLERANCE through the physics (docs/measurements.md: seeds, horizons and Numba targets measured).
-CLOSED_LOOP_STEPS = 4
+CLOSED_LOOP_STEPS = 2
 
 
 def _departure(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
