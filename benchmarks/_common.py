@@ -37,8 +37,9 @@ import numpy as np
 
 import benchmarks
 import kernels
-from gate import sidecar
-from gate.meter import bench, fingerprint, parity
+from gate import provenance, sidecar
+from gate.meter import bench, compat, fingerprint, parity
+from gate.meter import synthetic as _synthetic
 from gate.meter.placement import AppliedPlacement, Placement, first_touch
 from gate.meter.synthetic import make_inputs
 from kernels import registry
@@ -81,8 +82,15 @@ def override(name: str, default: list, allowed=None, kind=str) -> list:
     return values
 
 
-TASKS = override("FUSEGATE_BENCH_TASKS", list(kernels.TASKS), kernels.TASKS)
-IMPLS = override("FUSEGATE_BENCH_IMPLS", list(kernels.IMPLS), kernels.IMPLS)
+# What keeps this meter from measuring the subject (the registry API it calls, tasks it has no snapshot for): in
+# every sidecar record, for the gate's error row. An unusable registry leaves the grid empty.
+PROBLEMS = compat.problems()
+_USABLE = not compat.api_problems()
+_TASKS = [t for t in kernels.TASKS if t in _synthetic.TASKS] if _USABLE else []
+TASKS = override("FUSEGATE_BENCH_TASKS", _TASKS, _TASKS)
+IMPLS = override(
+    "FUSEGATE_BENCH_IMPLS", list(kernels.IMPLS) if _USABLE else [], kernels.IMPLS if _USABLE else []
+)
 NUM_ENVS = override(
     "FUSEGATE_BENCH_ENVS", [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)], kind=int
 )
@@ -116,9 +124,7 @@ def _compared() -> list[str]:
 
 # Implementations paired with the hand-written kernel (hot slice and collector): the quick profile pairs what
 # the policy compares (``assembled`` by default), the full profile every fused implementation.
-PAIRED_IMPLS = override(
-    "FUSEGATE_BENCH_PAIRED_IMPLS", _compared() if PROFILE == "quick" else _fused(), kernels.IMPLS
-)
+PAIRED_IMPLS = override("FUSEGATE_BENCH_PAIRED_IMPLS", _compared() if PROFILE == "quick" else _fused(), IMPLS)
 # Each timing process lays its snapshot's arrays out at random cache-line offsets (gate.meter.placement.first_touch)
 # so the processes of a cell average over layouts; ``fixed`` gives every process the allocator's layout.
 LAYOUT = os.environ.get("FUSEGATE_BENCH_LAYOUT", "random")
@@ -189,12 +195,18 @@ def require(task: str, impl: str, threads: int) -> AppliedPlacement:
 
 
 def synthetic(task: str, num_envs: int) -> dict:
-    """``make_inputs(task, num_envs, seed=0)``, generated once per kernels source (``kernels._cache``)
-    and loaded from ``.asv/fusegate/snapshots/`` by every later process: generating 32768 envs takes ~1 s here,
-    loading them ~0.05 s."""
-    from kernels import _cache
-
-    path = ROOT / ".asv" / "fusegate" / "snapshots" / _cache.package_hash() / f"{task}-{num_envs}.npz"
+    """``make_inputs(task, num_envs, seed=0)``, generated once per subject and meter (their ``gate.provenance``
+    ids) and loaded from ``.asv/fusegate/snapshots/`` by every later process: generating 32768 envs takes ~1 s
+    here, loading them ~0.05 s."""
+    ids = measured_with()
+    path = (
+        ROOT
+        / ".asv"
+        / "fusegate"
+        / "snapshots"
+        / f"{ids['subject']}-{ids['meter']}"
+        / f"{task}-{num_envs}.npz"
+    )
     try:
         with np.load(path) as saved:
             return {name: saved[name] for name in saved.files}
@@ -226,13 +238,12 @@ def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda resul
     """``compute()``'s JSON result, computed once per ``inputs`` on this machine and reused by every later
     commit, clone and asv environment with the same inputs (``~/.cache/fusegate/results/``, or under
     ``FUSEGATE_CACHE_DIR``; ``FUSEGATE_REUSE=0`` turns it off). For what is exact and depends only on
-    ``inputs``: the kernels' sources (``kernels._cache.package_hash`` and the cost driver's), the software
+    ``inputs``: the subject and the meter in this tree (their ``gate.provenance`` ids), the software
     fingerprint, the profile's cells. ``replay(result)`` runs on a reused result (e.g. to write this commit's
     sidecar records); a result ``keep`` refuses is not stored. Returns (result, reused)."""
-    from kernels import _cache
-
-    digest = hashlib.sha256(json.dumps({**inputs, "name": name, "kernels": _cache.package_hash(),
-                                        "driver": _driver_hash(), "software": fingerprint.software()},
+    ids = measured_with()
+    digest = hashlib.sha256(json.dumps({**inputs, "name": name, "subject": ids["subject"], "meter": ids["meter"],
+                                        "software": fingerprint.software()},
                                        sort_keys=True, default=str).encode()).hexdigest()[:24]  # fmt: skip
     base = (
         os.environ.get("FUSEGATE_CACHE_DIR")
@@ -256,18 +267,6 @@ def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda resul
     partial.write_text(json.dumps(result))
     os.replace(partial, path)
     return result, False
-
-
-def _driver_hash() -> str:
-    """The meter (``gate/meter``) and the suites that measure: edited, they may measure differently."""
-    import gate.meter
-
-    digest = hashlib.sha256()
-    meter = Path(gate.meter.__file__).parent
-    for path in sorted([*meter.rglob("*.py"), *Path(__file__).parent.glob("*.py")]):
-        digest.update(str(path.relative_to(path.parents[1])).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def write_failure(task: str, impl: str, num_envs: int, threads: int, text: str, *, suite: str = "hot_slice",
@@ -346,8 +345,24 @@ def _machine() -> dict:
     return fingerprint.machine()
 
 
+@functools.cache
+def measured_with() -> dict:
+    """What this process measures and with what: the ids of the subject and the meter in this tree
+    (``gate.provenance``), the commit whose meter it is (a measurement tree's manifest; None: the tree's own),
+    and what keeps the meter from measuring the subject (``PROBLEMS``)."""
+    try:
+        manifest = json.loads((ROOT / provenance.MANIFEST).read_text())
+    except (OSError, ValueError):
+        manifest = {}
+    return {
+        **provenance.ids_on_disk(ROOT),
+        "meter_commit": manifest.get("meter_commit"),
+        "problems": PROBLEMS,
+    }
+
+
 def sidecar_line(kind: str, record: dict, *, commit: str, env: str, applied: AppliedPlacement) -> dict:
-    """One sidecar record (``gate.sidecar.FORMAT``): placement, fingerprints and the measurement."""
+    """One sidecar record (``gate.sidecar.FORMAT``): placement, fingerprints, provenance and the measurement."""
     return {
         "format": sidecar.FORMAT,
         "kind": kind,
@@ -359,6 +374,7 @@ def sidecar_line(kind: str, record: dict, *, commit: str, env: str, applied: App
         "placement": applied.to_dict(),
         "machine": _machine(),
         "software": fingerprint.software(applied.layer),
+        "provenance": measured_with(),
         **record,
     }
 

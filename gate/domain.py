@@ -124,6 +124,8 @@ class RunRecord:
     started_at: datetime
     digest: str
     results: list[ResultRecord] = field(default_factory=list)
+    # what it measured and with what: gate.provenance ids of subject and meter, the meter's commit, problems
+    provenance: dict = field(default_factory=dict)
 
 
 # A machine's name (asv's machine name, a token's machine, a URL path segment on the dashboard): letters, digits,

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from gate import lineage as lineages
 from gate import policy as policies
 from gate import stats
 from gate.domain import (
@@ -52,6 +53,8 @@ from gate.domain import (
     ComparisonRecord,
     Verdict,
 )
+from gate.lineage import Lineage
+from gate.lineage import findings as lineage_findings
 from gate.policy import Policy
 from gate.stats import Decision, signals
 from gate.stats.calibrate import MIN_CELLS
@@ -171,15 +174,22 @@ def evaluate(
     policy: Policy,
     policy_source: str,
     extra_impls: Iterable[str] = (),
+    lineage: Lineage | None = None,
 ) -> Outcome:
+    """The verdict on (base, head) from the store; ``lineage`` (git's view of the pair, ``gate.lineage``) adds
+    the rows about how the head was measured, and lets a head whose subject is the base's be judged on the base's
+    results."""
     compare = tuple(dict.fromkeys((*policy.compare, *extra_impls)))
     head_cells = queries.summaries(session, commit_sha=head_sha)
     base_cells = queries.summaries(session, commit_sha=base_sha) if base_sha != head_sha else []
-    reported = sorted({m for m, _, _, _ in head_cells})
-    required = list(policy.required_machines) or reported
+    head_runs = queries.provenances(session, commit_sha=head_sha)
+    base_runs = queries.provenances(session, commit_sha=base_sha) if base_sha != head_sha else {}
     reasons = [
         f"policy: {policy_source}" + ("" if not extra_impls else f", plus --impl {', '.join(extra_impls)}")
     ]
+    reused = _reuse_base(lineage, head_cells, base_cells, head_runs, base_runs, base_sha, reasons)
+    reported = sorted({m for m, _, _, _ in head_cells} | {m for m, _ in head_runs})
+    required = list(policy.required_machines) or reported
     rows: list[Row] = []
     if not required:
         reasons.append(f"no results for head {head_sha[:12]} on any machine: nothing was measured")
@@ -211,6 +221,8 @@ def evaluate(
         reasons.append("base and head are the same commit: no head-vs-base comparison")
     else:
         rows += _hardware_changes(session, base_sha, head_sha, required)
+    if lineage is not None and base_sha != head_sha:
+        rows += _meter_rows(lineage, head_runs, base_runs, required, labels, base_sha, head_sha)
     dropped: list[str] = []
     for (machine, placement), cells in sorted(head_by.items()):
         where = labels[placement]
@@ -219,7 +231,7 @@ def evaluate(
         if policy.best_threads:
             rows += _best_threads(machine, where, cells, policy, compare, floors)
         rows += _collector_vs_baseline(machine, where, cells, policy, compare, floors)
-        if base_sha != head_sha:
+        if base_sha != head_sha and (machine, placement) not in reused:
             base = base_by.get((machine, placement))
             rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha, dropped=dropped)
             rows += _paired_head_vs_base(machine, where, cells, base, policy, compare, floors)
@@ -257,6 +269,56 @@ def evaluate(
         policy_source=policy_source,
         policy=policy.to_dict(),
     )
+
+
+def _reuse_base(
+    lineage, head_cells, base_cells, head_runs, base_runs, base_sha, reasons
+) -> set[tuple[str, str]]:
+    """Where the head has no runs but its subject is the base's (and the base's runs say they measured that
+    subject): the base's cells stand for the head's there. Returns those (machine, placement)s."""
+    if lineage is None or not lineage.same_subject or not base_cells:
+        return set()
+    measured = {(m, p) for m, p, _, _ in head_cells} | set(head_runs)
+    subject = lineage.base["subject"]
+    reusable = {
+        key
+        for key, runs in base_runs.items()
+        if key not in measured and runs and all(r.get("subject") == subject for r in runs)
+    }
+    head_cells += [row for row in base_cells if (row[0], row[1]) in reusable]
+    if reusable:
+        machines = ", ".join(sorted({m for m, _ in reusable}))
+        reasons.append(
+            f"the head's subject is the base's (kernels/ and dependency pins {subject}) and so is its meter: judged on "
+            f"base {base_sha[:12]}'s results on {machines}, nothing measured again"
+        )
+    return reusable
+
+
+def _meter_rows(lineage, head_runs, base_runs, required, labels, base_sha, head_sha) -> list[Row]:
+    """How each machine measured the head (and the base): ``gate.lineage.findings`` as ``meter`` rows."""
+    rows = []
+    for (machine, placement), runs in sorted(head_runs.items()):
+        if machine not in required:
+            continue
+        found = lineage_findings(lineage, runs, side="head", sha=head_sha, base_sha=base_sha)
+        found += lineage_findings(lineage, base_runs.get((machine, placement), []), side="base", sha=base_sha,
+                                  base_sha=base_sha)  # fmt: skip
+        rows += [
+            Row(
+                machine=machine,
+                kind="meter",
+                task="",
+                impl="",
+                baseline="base",
+                detail=labels.get(placement, ""),
+                margin=0.0,
+                decision=f.decision,
+                reason=f.reason,
+            )
+            for f in found
+        ]
+    return rows
 
 
 def _hardware_changes(session: Session, base_sha: str, head_sha: str, machines: list[str]) -> list[Row]:
@@ -805,6 +867,7 @@ def judge(
                 policy=policy,
                 policy_source=source,
                 extra_impls=extra_impls,
+                lineage=lineages.of(repo, base_sha, head_sha) if base_sha != head_sha else None,
             )
         except Exception as exc:  # fail closed, and say why
             log.exception("evaluation of %s -> %s failed", base_sha, head_sha)

@@ -109,3 +109,20 @@ def show(repo: Path, sha: str, path: str) -> str | None:
 def differs(repo: Path, a: str, b: str, path: str) -> bool:
     """True when ``path`` differs between commits ``a`` and ``b``."""
     return run(repo, "diff", "--quiet", a, b, "--", path).returncode == 1
+
+
+def files(repo: Path, sha: str) -> list[tuple[str, str]]:
+    """(path, blob id) of every file of commit ``sha`` (``git ls-tree -r``); empty when it is not there."""
+    done = run(repo, "ls-tree", "-r", "-z", "--full-tree", sha)
+    out = []
+    for entry in done.stdout.split("\0") if done.returncode == 0 else ():
+        meta, _, path = entry.partition("\t")
+        if meta.count(" ") == 2 and meta.split()[1] == "blob":
+            out.append((path, meta.split()[2]))
+    return out
+
+
+def changed(repo: Path, a: str, b: str) -> list[str]:
+    """The paths that differ between commits ``a`` and ``b``."""
+    done = run(repo, "diff", "--name-only", "--no-renames", a, b)
+    return done.stdout.split("\n")[:-1] if done.returncode == 0 else []

@@ -9,8 +9,7 @@ edit to a task's layout recompiles that task's kernels; an edit under ``kernels/
 recompiles nothing it does not reach. Generated modules are keyed the same way (``kernels.assembled.codegen``).
 
 The cache root, ``<NUMBA_CACHE_DIR or ~/.cache/fusegate/numba>/<source_hash()>``, is keyed by this module (the
-keying scheme) only. ``package_hash()`` is the hash of every source of the package, for callers that key
-results on all of it (the benchmarks' snapshot and result caches).
+keying scheme) only.
 
 Numba files a cached function under a hash of its source directory's absolute path, so every clone, worktree
 and asv environment compiled every kernel again (~2 minutes here) for identical sources. ``PackageLocator``
@@ -143,15 +142,6 @@ def deps_key(modules: Iterable[str | Path], *, source: str | None = None) -> str
 def source_hash() -> str:
     """The key of the cache root: this module, which decides how everything under it is keyed."""
     return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-
-
-def package_hash() -> str:
-    """sha256 (16 hex digits) of every source of the package: the subject, whole."""
-    digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(str(path.relative_to(PACKAGE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def configure() -> Path:

@@ -40,30 +40,29 @@ def asv_machine(say) -> str | None:
 
 @dataclass(frozen=True)
 class Side:
-    """A commit asv measures and the tree it measures it in: the repository for HEAD, else a git worktree of
-    the commit under ``.fusegate/worktrees/`` whose kernels the benchmark processes import (ASV_PYTHONPATH),
-    with this interpreter's environment either way (``asv run -E existing``)."""
+    """A commit asv measures and the tree it measures it in (``gate.runner.trees``): the repository for the
+    checked-out HEAD measured with its own meter, else a git worktree under ``.fusegate/worktrees/`` (a head with
+    the base's meter: the head's ``kernels/`` and the base's everything else) whose code the benchmark processes
+    import (ASV_PYTHONPATH), with this interpreter's environment either way (``asv run -E existing``)."""
 
     name: str  # "head" or "base"
     sha: str
     tree: Path
     results: Path
+    meter_sha: str | None = None  # whose meter measures it (None: its own)
 
     def log(self) -> Path:
         return Path(".fusegate") / "logs" / f"asv-{self.sha[:12]}.log"
 
 
-def side_of(repo: Path, name: str, sha: str, results: Path) -> Side:
+def side_of(repo: Path, name: str, sha: str, results: Path, *, meter: str | None = None) -> Side:
+    """``sha`` in the tree that measures it with ``meter``'s meter (default its own); the results of the
+    repository's own tree go to ``results``, a worktree's to its own ``.asv/results``."""
+    from gate.runner import trees
 
-    if sha == git.resolve(repo, "HEAD"):
-        return Side(name, sha, repo, results)
-    tree = repo / ".fusegate" / "worktrees" / sha[:12]
-    if not (tree / ".git").exists():
-        done = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", "--force", str(tree), sha],
-                              capture_output=True, text=True, check=False)  # fmt: skip
-        if done.returncode:
-            raise ValueError(f"cannot check out {sha[:12]} to measure it: {done.stderr.strip()[-300:]}")
-    return Side(name, sha, tree, tree / ".asv" / "results")
+    tree = trees.measurement_tree(repo, sha, meter=meter)
+    where = results if tree.path == repo else tree.path / ".asv" / "results"
+    return Side(name, sha, tree.path, where, meter_sha=tree.meter_commit if tree.composite else None)
 
 
 def _asv_env(side: Side, repo: Path) -> dict:
@@ -129,9 +128,10 @@ def time_profile(results: Path, commit: str, *, since=None, total_s=None) -> lis
 
 def measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_time: bool) -> None:
     """The quick profile on one side, then where its time went."""
+    meter = f" with base {side.meter_sha[:12]}'s meter" if side.meter_sha else ""
     console.print(
-        f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]} (hot slice, paired ratios, collector, cost); "
-        f"asv's output: {side.log()}",
+        f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]}{meter} (hot slice, paired ratios, collector, "
+        f"cost); asv's output: {side.log()}",
         soft_wrap=True,
     )
     since = time.time()
@@ -242,8 +242,10 @@ def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[
 
 def gate_measured(args: argparse.Namespace):
     """``fusegate gate --measure``: the quick profile on base and head where the store has no results of them
-    on this machine (each in its own tree), the verdict, then more rounds on both for undecided cells. Running
-    the same command again goes on where it stopped."""
+    (the base in its own tree, the head's subject with the base's meter), the verdict, then more rounds on both
+    for undecided cells. A head whose subject is the base's is not measured: the base's results judge it.
+    Running the same command again goes on where it stopped."""
+    from gate import lineage as lineages
     from gate.meter import cost
     from gate.store import db, queries
 
@@ -254,11 +256,29 @@ def gate_measured(args: argparse.Namespace):
     machine = asv_machine(console.print)
     url = store_url(args)
     results = Path(args.results)
-    sides = {"head": side_of(repo, "head", head, results)}
-    if base != head:
-        sides = {"base": side_of(repo, "base", base, results), **sides}
+    lineage = lineages.of(repo, base, head) if base != head else None
+    if lineage is not None and lineage.same_subject:
+        console.print(
+            f"  head {head[:12]}'s subject is base {base[:12]}'s (kernels/ and the dependency pins, "
+            f"{lineage.head['subject']}): the base's results judge it, nothing is measured for the head"
+        )
+        sides = {"base": side_of(repo, "base", base, results)}
+    else:
+        sides = {"head": side_of(repo, "head", head, results, meter=base)}
+        if base != head:
+            sides = {"base": side_of(repo, "base", base, results), **sides}
+    if lineage is not None and lineage.meter_changes:
+        console.print(
+            f"  head changes the meter ({', '.join(lineage.meter_changes[:4])}"
+            f"{' ...' if len(lineage.meter_changes) > 4 else ''}): it is measured with the base's"
+        )
     with db.transaction(url) as session:
-        measured = {name: bool(queries.summaries(session, commit_sha=s.sha)) for name, s in sides.items()}
+        measured = {}
+        for name, side in sides.items():
+            runs = [p for found in queries.provenances(session, commit_sha=side.sha).values() for p in found]
+            # the head's results count only when the base's meter took them (or, unrecorded, when it is the head's)
+            meter = lineage.base["meter"] if lineage is not None else None
+            measured[name] = bool(runs) and (meter is None or any(r.get("meter") == meter for r in runs))
     if not all(measured.values()):
         cost.ensure_valgrind(install=True, say=console.print)
     for name, side in sides.items():

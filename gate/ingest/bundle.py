@@ -153,6 +153,37 @@ def _param_values(values: list, file: str, where: str) -> list:
         raise IngestError(file, where, f"parameter values are not Python literals: {values!r:.120}") from None
 
 
+def _provenance_of(records: list[dict], file: str) -> dict:
+    """What the run measured and with what (``gate.provenance``), the same in every record of it; {} when its
+    records predate it."""
+    found = {json.dumps(r.get("provenance") or {}, sort_keys=True) for r in records}
+    if len(found) > 1:
+        raise IngestError(
+            file,
+            "sidecar.provenance",
+            f"{len(found)} different subjects or meters in one commit's records: measure a commit in one tree "
+            "(fusegate measure), and keep another tree's results apart",
+        )
+    value = records[0].get("provenance") or {}
+    where = "sidecar.provenance"
+    if not isinstance(value, dict):
+        raise IngestError(file, where, f"expected an object, got {type(value).__name__}")
+    for key in ("subject", "meter"):
+        if key in value and not (isinstance(value[key], str) and re.fullmatch(r"[0-9a-f]{8,64}", value[key])):
+            raise IngestError(file, f"{where}.{key}", "expected a content id of 8-64 hex digits")
+    commit = value.get("meter_commit")
+    if commit is not None and not (isinstance(commit, str) and SHA.match(commit)):
+        raise IngestError(file, f"{where}.meter_commit", "expected a full 40-digit hex SHA or null")
+    problems = value.get("problems", [])
+    if not (isinstance(problems, list) and len(problems) <= 20 and all(isinstance(x, str) for x in problems)):
+        raise IngestError(file, f"{where}.problems", "expected at most 20 messages")
+    for i, text in enumerate(problems):
+        if len(text) > sidecar.MAX_MESSAGE:
+            raise IngestError(file, f"{where}.problems[{i}]", f"longer than {sidecar.MAX_MESSAGE} characters")
+    plain(value, file, where=where)
+    return {k: value[k] for k in ("subject", "meter", "meter_commit", "problems") if k in value}
+
+
 def _placement_of(records: list[dict], file: str) -> tuple[dict, dict, dict]:
     """(placement, machine fingerprint, software) shared by every sidecar record of a run."""
     if not records:
@@ -529,7 +560,8 @@ def runs(bundle: Bundle) -> list[RunRecord]:
                 results.extend(
                     r for r in _results(name, row, params[name], file, "ratio") if r.status == "failed"
                 )
-        if not results:
+        provenance = _provenance_of(records, file)
+        if not results and not provenance.get("problems"):  # a meter that could not measure says why instead
             raise IngestError(
                 file, "results", "holds none of the gate's benchmarks (" + ", ".join(BENCHMARKS) + ")"
             )
@@ -570,6 +602,7 @@ def runs(bundle: Bundle) -> list[RunRecord]:
                 started_at=datetime.fromtimestamp(date / 1000, UTC),
                 digest=digest,
                 results=results,
+                provenance=provenance,
             )
         )
     return out

@@ -114,6 +114,8 @@ class Run(Base):
     )  # the hardware this run saw (gate.meter.fingerprint)
     started_at: Mapped[datetime]
     uploaded_at: Mapped[datetime] = mapped_column(default=now)
+    # what it measured and with what (gate.provenance ids, meter_commit, problems); None: not recorded
+    provenance: Mapped[dict | None] = mapped_column(default=None)
     results: Mapped[list[Result]] = relationship(back_populates="run", cascade="all, delete-orphan")
 
 

@@ -108,6 +108,7 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
         if run is None:
             run = Run(**key, environment_id=environment_id, source="asv", digest=record.digest,
                       fingerprint_hash=record.fingerprint_hash, started_at=record.started_at)  # fmt: skip
+
             session.add(run)
             session.flush()
         else:
@@ -119,6 +120,7 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
             now(),
         )
         run.fingerprint_hash = record.fingerprint_hash
+        run.provenance = record.provenance or None
         session.add_all(
             Result(
                 run_id=run.id,
@@ -265,6 +267,22 @@ def fingerprints(session: Session, *, commit_sha: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = defaultdict(set)
     for name, fingerprint in session.execute(stmt):
         out[name].add(fingerprint)
+    return dict(out)
+
+
+def provenances(session: Session, *, commit_sha: str) -> dict[tuple[str, str], list[dict]]:
+    """(machine name, placement hash) -> the provenance of each run of a commit there ({}: not recorded)."""
+    stmt = (
+        select(Machine.name, Placement.hash, Run.provenance)
+        .join(Machine, Run.machine_id == Machine.id)
+        .join(Commit, Run.commit_id == Commit.id)
+        .join(Placement, Run.placement_id == Placement.id)
+        .where(Commit.sha == commit_sha)
+        .order_by(Run.id)
+    )
+    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for name, placement, provenance in session.execute(stmt):
+        out[(name, placement)].append(provenance or {})
     return dict(out)
 
 

@@ -81,6 +81,20 @@ def benchmarks_json() -> dict:
     }
 
 
+def _with_provenance(provenance: dict | None):
+    """``_common.sidecar_line`` with ``provenance`` in place of this tree's (None: without one)."""
+
+    def line(kind: str, record: dict, **kw) -> dict:
+        out = _common.sidecar_line(kind, record, **kw)
+        if provenance is None:
+            out.pop("provenance", None)
+        else:
+            out["provenance"] = provenance
+        return out
+
+    return line
+
+
 def write(
     root: Path,
     *,
@@ -96,6 +110,7 @@ def write(
     collector=None,
     collector_costs=None,
     collector_failed: dict | None = None,
+    provenance: dict | None = None,
 ) -> Path:
     """A results dir under ``root``: ``times(cell) -> samples or None`` (skipped) and ``pairs(cell) -> list of
     per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark.
@@ -106,7 +121,8 @@ def write(
     ``collector(cell) -> list of per-process lists of (base_s, impl_s) step-time pairs, or None`` writes the
     collector suite (every implementation's check passes, paired cells of PAIRED_IMPLS at 64 envs, 1 thread);
     ``collector_failed`` maps (task, impl) to the message of a collector that failed its check (and its
-    paired benchmark); ``collector_costs`` is ``costs`` for the collector step."""
+    paired benchmark); ``collector_costs`` is ``costs`` for the collector step. ``provenance`` is what every
+    sidecar record says measured the commit (default: nothing recorded, as before runs recorded it)."""
     results_dir = root / "results"
     (results_dir / machine).mkdir(parents=True, exist_ok=True)
     benchmarks = benchmarks_json()
@@ -116,12 +132,13 @@ def write(
     date = int((date or datetime.datetime(2026, 11, 30, tzinfo=datetime.UTC)).timestamp() * 1000)
     results = Results(dict(info), {}, commit, date, "3.11", env, {})
     applied = _common.place()
+    sidecar_line = _with_provenance(provenance)
     sidecar = root / "fusegate" / commit[:8]
     sidecar.mkdir(parents=True, exist_ok=True)
-    lines = [_common.sidecar_line("placement", {}, commit=commit, env=env, applied=applied)]
+    lines = [sidecar_line("placement", {}, commit=commit, env=env, applied=applied)]
     for (task, impl, n, t), message in (messages or {}).items():
         record = {"task": task, "impl": impl, "num_envs": n, "threads": t, "message": message}
-        lines.append(_common.sidecar_line("failure", record, commit=commit, env=env, applied=applied))
+        lines.append(sidecar_line("failure", record, commit=commit, env=env, applied=applied))
     for name, impls in ((domain.TIME, GRID_PARAMS["impl"]), (domain.PAIRED, PAIRED_IMPLS)):
         params = dict(GRID_PARAMS, impl=impls)
         values, samples = [], []
@@ -151,9 +168,7 @@ def write(
                             {"base_s": 1e-3, "impl_s": 1e-3 * r, "first": "handwritten"} for r in ratios
                         ],
                     }
-                    lines.append(
-                        _common.sidecar_line("paired", record, commit=commit, env=env, applied=applied)
-                    )
+                    lines.append(sidecar_line("paired", record, commit=commit, env=env, applied=applied))
         numbers = [1 if s is not None else None for s in samples]  # asv: tracks and failures have no number
         result = BenchmarkResult(
             result=values, samples=samples, number=numbers, errcode=0, stderr="", profile=None
@@ -162,7 +177,9 @@ def write(
     if costs is not None:
         _write_costs(results, benchmarks, costs, domain.COST, GRID_PARAMS["num_envs"])
     if collector is not None:
-        _write_collector(results, benchmarks, lines, collector, collector_failed or {}, commit, env, applied)
+        _write_collector(
+            results, benchmarks, lines, collector, collector_failed or {}, commit, env, applied, sidecar_line
+        )
     if collector_costs is not None:
         _write_costs(results, benchmarks, collector_costs, domain.COLLECTOR_COST, COLLECTOR_ENVS)
     results.save(str(results_dir))
@@ -193,12 +210,14 @@ def _write_costs(results: Results, benchmarks: dict, costs, names: dict, scales:
         _track(results, benchmarks[name], values)
 
 
-def _write_collector(results, benchmarks, lines, collector, failed: dict, commit, env, applied) -> None:
+def _write_collector(
+    results, benchmarks, lines, collector, failed: dict, commit, env, applied, sidecar_line
+) -> None:
     """CollectorCheck for every implementation, CollectorPaired for PAIRED_IMPLS, at COLLECTOR_ENVS, 1 thread."""
     for (task, impl), message in failed.items():
         record = {"task": task, "impl": impl, "num_envs": COLLECTOR_ENVS[0], "threads": 1, "suite": "collector",
                   "message": message}  # fmt: skip
-        lines.append(_common.sidecar_line("failure", record, commit=commit, env=env, applied=applied))
+        lines.append(sidecar_line("failure", record, commit=commit, env=env, applied=applied))
     checks = itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], COLLECTOR_ENVS, [1])
     _track(
         results,
@@ -215,7 +234,5 @@ def _write_collector(results, benchmarks, lines, collector, failed: dict, commit
             record = {**cell, "baseline": "handwritten", "block": 2,
                       "pairs": [{"base_s": b, "impl_s": i, "first": "handwritten", "base_us": phases,
                                  "impl_us": phases} for b, i in pairs]}  # fmt: skip
-            lines.append(
-                _common.sidecar_line("collector_paired", record, commit=commit, env=env, applied=applied)
-            )
+            lines.append(sidecar_line("collector_paired", record, commit=commit, env=env, applied=applied))
     _track(results, benchmarks[domain.COLLECTOR_PAIRED], values)

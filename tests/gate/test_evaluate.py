@@ -32,6 +32,7 @@ def _measure(
     costs=None,
     messages=None,
     noise=0.02,
+    provenance=None,
 ):
     """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio,
     ``costs(cell)`` gives the cost suite's values (``asv_results.write``); ``noise`` is the times' log sigma."""
@@ -61,6 +62,7 @@ def _measure(
         date=date,
         costs=costs,
         messages=messages,
+        provenance=provenance,
     )
 
 

@@ -1,0 +1,94 @@
+"""Which files are the subject and which the meter, and the content id of each side of a tree.
+
+The **subject** is what a pull request is judged on: ``kernels/`` (tasks, reference, hand-written and assembled
+kernels, plans, the collector's own code) and the dependency pins it runs with. The **meter** is what runs,
+times, counts, checks and records it: ``gate/meter/``, the asv suites in ``benchmarks/``, ``asv.conf.json``, the
+sidecar records and the parity tolerances (which live with the reference, but are read from the base like the
+rest of the meter). The gate measures a head's subject with its base's meter, so a change cannot measure itself.
+
+An id is the sha256 of (path, git blob id) of every file of the side, sorted: the same whether it is computed
+from a git tree (``git ls-tree``) or from files on disk (``blob_id``), and it changes with content only.
+Standard library only: the benchmark processes compute the ids of the tree they run in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+SUBJECT_DIRS = ("kernels/",)
+# Files inside the subject's directories that belong to the meter (read from the base).
+METER_FILES = ("kernels/reference/tolerance.py", "asv.conf.json", "gate/sidecar.py", "gate/provenance.py")
+METER_DIRS = ("gate/meter/", "benchmarks/")
+# What the subject runs with: the dependency pins of pyproject.toml (a change of them is measured, never reused;
+# the rest of that file, tool settings, is neither side).
+PINS = "pyproject.toml"
+SUFFIXES = (".py",)  # inside the directories, what is imported
+
+MANIFEST = (
+    "fusegate-measure.json"  # written into a measurement tree: what it is made of (``gate.runner.trees``)
+)
+
+
+def is_meter(path: str) -> bool:
+    return path in METER_FILES or (path.startswith(METER_DIRS) and path.endswith(SUFFIXES))
+
+
+def is_subject(path: str) -> bool:
+    return path not in METER_FILES and path.startswith(SUBJECT_DIRS) and path.endswith(SUFFIXES)
+
+
+def pins_id(pyproject: bytes | None) -> str:
+    """The id of ``[project].dependencies`` in a pyproject.toml's text (absent: of nothing)."""
+    import json
+    import tomllib
+
+    try:
+        deps = (
+            tomllib.loads(pyproject.decode()).get("project", {}).get("dependencies", []) if pyproject else []
+        )
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        deps = ["(unreadable pyproject.toml)"]
+    return blob_id(json.dumps(sorted(deps)).encode())
+
+
+def blob_id(data: bytes) -> str:
+    """git's id of a file's content (``git hash-object``)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def content_id(entries: Iterable[tuple[str, str]]) -> str:
+    """The id of a side: (path, blob id) pairs, in any order."""
+    digest = hashlib.sha256()
+    for path, blob in sorted(entries):
+        digest.update(f"{path}\0{blob}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def ids(entries: Iterable[tuple[str, str]], pyproject: bytes | None) -> dict[str, str]:
+    """{"subject": id, "meter": id} from (path, blob id) of a tree's files and its pyproject.toml's text."""
+    entries = list(entries)
+    subject = [(f, b) for f, b in entries if is_subject(f)] + [(f"{PINS}#dependencies", pins_id(pyproject))]
+    return {"subject": content_id(subject), "meter": content_id((f, b) for f, b in entries if is_meter(f))}
+
+
+def ids_on_disk(root: Path) -> dict[str, str]:
+    """The ids of the tree at ``root`` as it is on disk (tracked or not: what its processes import)."""
+    root = Path(root)
+    files = {
+        p.relative_to(root).as_posix()
+        for d in {*SUBJECT_DIRS, *METER_DIRS}
+        for p in (root / d).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    files |= {f for f in METER_FILES if (root / f).is_file()}
+    pins = root / PINS
+    return ids(
+        ((f, blob_id((root / f).read_bytes())) for f in files), pins.read_bytes() if pins.is_file() else None
+    )
+
+
+def of_commit(files: Iterable[tuple[str, str]], pyproject: str | None) -> dict[str, str]:
+    """The ids of a commit, from ``gate.git.files`` and its pyproject.toml's text (``gate.git.show``)."""
+    return ids(files, None if pyproject is None else pyproject.encode())
