@@ -9,7 +9,34 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
+from gate.cli import exits
 from gate.cli.options import kernel_defaults
+
+
+class Parser(argparse.ArgumentParser):
+    """A usage error exits with ``exits.USAGE`` (64) after the usage of the (sub)command that was given."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(exits.USAGE, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        """A subcommand refuses what it does not know itself, so its own usage is the one printed."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self.prog != "fusegate":
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("fusegate")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
 
 # In the order ``fusegate --help`` lists them.
 COMMANDS = (
@@ -28,10 +55,14 @@ GROUPS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fusegate", description="Performance-regression gate for fused RL-environment kernels."
+    parser = Parser(
+        prog="fusegate",
+        description="Performance-regression gate for fused RL-environment kernels.",
+        epilog="exit codes: 0 approve, 1 reject, 2 inconclusive, 3 error, 64 usage, 78 configuration "
+        "(docs/cli.md#exit-codes)",
     )
-    top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"fusegate {version()}")
+    top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     groups: dict[str, argparse._SubParsersAction] = {}
     for name in COMMANDS:
         command = import_module(f"gate.cli.commands.{name}")
@@ -40,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
             group = command.NAME[0]
             if group not in groups:
                 groups[group] = top.add_parser(group, help=GROUPS[group]).add_subparsers(
-                    dest=f"{group}_command", required=True, metavar="COMMAND"
+                    dest=f"{group}_command", required=True, metavar="COMMAND", parser_class=Parser
                 )
             sub = groups[group]
         p = sub.add_parser(command.NAME[-1], help=command.HELP, description=command.__doc__)
@@ -54,9 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         kernel_defaults(args)
         return args.func(args)
-    except ValueError as exc:  # bad input that got past argparse: say what, not a traceback
+    except ValueError as exc:  # bad input or configuration that got past argparse: say what, not a traceback
         print(f"fusegate: error: {exc}", file=sys.stderr)
-        return 2
+        return exits.of_error(exc)
 
 
 if __name__ == "__main__":

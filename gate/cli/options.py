@@ -170,7 +170,9 @@ def commits_of(args: argparse.Namespace) -> tuple[str, Path, str, str]:
 
 
 def need(value: str | None, variable: str) -> str:
-    """A runner setting, or an error that says which variable to export."""
+    """A runner setting, or a configuration error (exit 78) that says which variable to export."""
+    from gate.settings import SettingsError
+
     if not value:
-        raise ValueError(f"{variable} is not set: export it (or pass the option) on the runner")
+        raise SettingsError(f"{variable} is not set: export it (or pass the option) on the runner")
     return value

@@ -7,6 +7,7 @@ import pytest
 
 import kernels
 from gate import cli
+from gate.cli import exits
 
 
 def test_parity_json_passes(capsys):
@@ -114,10 +115,10 @@ def test_bench_table_is_printed(capsys):
         (["kernels", "parity", "--noise-level", "-1"], "noise level must be >= 0"),
     ],
 )
-def test_bad_arguments_exit_2_with_a_message(argv, message, capsys):
+def test_bad_arguments_exit_64_with_a_message(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
-    assert exc.value.code == 2
+    assert exc.value.code == exits.USAGE
     assert message in capsys.readouterr().err
 
 
@@ -132,7 +133,7 @@ def test_show_source_prints_the_generated_kernel(capsys, tmp_path):
     assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--plan", str(path)]) == 0
     assert "f2 =" not in capsys.readouterr().out
     path.write_text('{"format": 1, "task": "g1_walk", "rewards": [{"name": "jump", "weight": 1}]}')
-    assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--plan", str(path)]) == 2
+    assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--plan", str(path)]) == exits.USAGE
     assert "unknown reward term 'jump'" in capsys.readouterr().err
 
 
@@ -181,14 +182,17 @@ def test_collect_check_compares_each_rollout_with_the_reference(capsys, monkeypa
 def test_collect_refuses_a_negative_warmup(capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["collect", "--task", "g1_walk", "--num-envs", "4", "--warmup", "-1"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == exits.USAGE
     assert "expected a count (0 or more), got -1" in capsys.readouterr().err
 
 
 def test_kernels_cost_without_valgrind_says_how_to_install_it(monkeypatch, capsys):
     monkeypatch.setenv("FUSEGATE_VALGRIND", "/nonexistent/valgrind")
     monkeypatch.setattr("os.geteuid", lambda: 1000)  # no install attempt from a test
-    assert cli.main(["kernels", "cost", "--task", "g1_walk", "--impl", "handwritten", "--install"]) == 2
+    assert (
+        cli.main(["kernels", "cost", "--task", "g1_walk", "--impl", "handwritten", "--install"])
+        == exits.CONFIG
+    )
     assert "apt-get install valgrind" in capsys.readouterr().err
 
 
@@ -220,3 +224,37 @@ def test_kernels_cost_prints_each_cell_and_the_difference_between_processes(caps
         ("collector", "assembled"), ("collector", "numpy"), ("update_state", "assembled"), ("update_state", "numpy")
     ]  # fmt: skip
     assert all(c["instructions"] > 0 and c["calls"] == calls[c["kind"]][c["impl"]] for c in run["cells"])
+
+
+def _leaves(parser, prefix=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _leaves(sub, (*prefix, name))
+            return
+    yield prefix
+
+
+@pytest.mark.parametrize("command", list(_leaves(cli.build_parser())), ids=" ".join)
+def test_every_command_exits_64_on_a_bad_option_and_prints_its_own_usage(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*command, "--no-such-option"])
+    assert exc.value.code == exits.USAGE not in (0, 1, 2, 3)
+    err = capsys.readouterr().err
+    assert (
+        f"usage: fusegate {' '.join(command)}" in err
+    )  # its own usage (a missing required argument may come first)
+    assert "--no-such-option" in err or "are required" in err
+
+
+def test_version_and_the_exit_codes_in_the_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("fusegate 0.")
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0 approve, 1 reject, 2 inconclusive, 3 error, 64 usage, 78 configuration" in text

@@ -284,7 +284,7 @@ def test_cli_gate_exit_codes_and_json(tmp_path, repo, monkeypatch, capsys):
         == 1
     )
     assert "REJECT" in capsys.readouterr().out
-    assert cli.main(["gate", "--base", "no-such-ref", "--db", url]) == 2
+    assert cli.main(["gate", "--base", "no-such-ref", "--db", url]) == 64  # a bad value: usage
     assert "cannot resolve 'no-such-ref'" in capsys.readouterr().err
 
 
@@ -295,6 +295,9 @@ def test_a_head_measured_on_other_hardware_under_the_same_name_is_an_error(store
     [sidecar] = (tmp_path / "b" / "fusegate" / head[:8]).glob("*.jsonl")
     lines = [json.loads(x) for x in sidecar.read_text().splitlines()]
     for line in lines:
+    bad = gitrepo.commit(path, policy="margin = 'wide'\n", message="a policy that cannot be read")
+    assert cli.main(["gate", "--base", bad, "--head", head, "--db", url]) == 78  # fix the configuration
+    assert "margin must be int or float, got 'wide'" in capsys.readouterr().err
         line["machine"]["cpu_model"] = "another CPU"
     sidecar.write_text("".join(json.dumps(x) + "\n" for x in lines))
     _ingest(store_url, results)

@@ -57,5 +57,5 @@ def test_cli(tmp_path, capsys):
     _write(tmp_path, "e" * 40, [np.full(5, 0.9)])
     assert cli.main(["pairs", str(tmp_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["median_ratio"] == pytest.approx(0.9)
-    assert cli.main(["pairs", str(tmp_path / "missing")]) == 2
+    assert cli.main(["pairs", str(tmp_path / "missing")]) == 64
     assert "no sidecar directory" in capsys.readouterr().err

@@ -107,7 +107,7 @@ def test_a_refused_bundle_is_moved_aside_with_the_reason(setup, tmp_path, monkey
 def test_upload_validates_before_spooling_and_needs_a_token(setup, tmp_path, monkeypatch, capsys):
     _, _, results = setup
     monkeypatch.delenv("FUSEGATE_TOKEN", raising=False)
-    assert cli.main(["upload", "--results", str(results), "--url", "http://127.0.0.1:1"]) == 2
+    assert cli.main(["upload", "--results", str(results), "--url", "http://127.0.0.1:1"]) == 78  # a setting
     assert "FUSEGATE_TOKEN is not set" in capsys.readouterr().err
     monkeypatch.setenv("FUSEGATE_TOKEN", TOKEN)
     [f] = results.glob("*/*-*.json")
@@ -116,7 +116,7 @@ def test_upload_validates_before_spooling_and_needs_a_token(setup, tmp_path, mon
     code = cli.main(
         ["upload", "--results", str(results), "--spool", str(spool), "--url", "http://127.0.0.1:1"]
     )
-    assert code == 2 and "not JSON" in capsys.readouterr().err
+    assert code == 64 and "not JSON" in capsys.readouterr().err
     assert not spool.exists()
 
 

@@ -50,10 +50,14 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate import git, policy
     from gate.api.schemas import EvaluationOut
+    from gate.cli.options import repo_path
     from gate.domain import EXIT_CODES, Verdict
     from gate.services import verdicts
 
+    repo = repo_path()
+    policy.read_from_base(repo, git.resolve(repo, args.base))  # a policy that cannot be read: exit 78 first
     if args.measure:
         from gate.cli.measure import gate_measured
 

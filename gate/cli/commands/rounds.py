@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gate.cli import output
+from gate.cli import exits, output
 from gate.cli.options import need, settings
 
 NAME = ("rounds",)
@@ -23,7 +23,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when the service wants more rounds of (base, head) from this machine, 1 when not, 2 on no answer."""
+    """Exit 0 when the service wants more rounds of (base, head) from this machine, 1 when not, 3 on no answer."""
     from gate.runner import upload as runner
 
     conf = settings()
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         answer = runner.more_rounds(url=url, base=args.base, head=args.head, machine=machine, wait=args.wait)
     except runner.UploadError as exc:
         output.console(stderr=True).print(f"[yellow]{exc}[/]", soft_wrap=True)
-        return 2
+        return exits.ERROR
     output.console(stderr=True).print(
         f"{machine}: {len(answer['cells'])} inconclusive cell(s) under the budget of {answer['budget']} processes; "
         + ("run more rounds" if answer["more"] else "no more rounds needed")

@@ -251,14 +251,14 @@ def test_start_up_errors_name_the_path_and_what_to_do(tmp_path, capsys):
     from gate import cli
 
     missing_dir = tmp_path / "no" / "such" / "dir" / "gate.db"
-    assert cli.main(["serve", "--db", f"sqlite:///{missing_dir}"]) == 2
+    assert cli.main(["serve", "--db", f"sqlite:///{missing_dir}"]) == 78  # a configuration error
     err = capsys.readouterr().err
     assert str(missing_dir) in err and "fusegate db upgrade" in err and "Traceback" not in err
     assert not missing_dir.parent.exists()  # not silently created
-    assert cli.main(["serve", "--no-upgrade", "--db", f"sqlite:///{tmp_path / 'gone.db'}"]) == 2
+    assert cli.main(["serve", "--no-upgrade", "--db", f"sqlite:///{tmp_path / 'gone.db'}"]) == 78
     assert "no store at" in capsys.readouterr().err
     (tmp_path / "a-directory.db").mkdir()
-    assert cli.main(["db", "upgrade", "--db", f"sqlite:///{tmp_path / 'a-directory.db'}"]) == 2
+    assert cli.main(["db", "upgrade", "--db", f"sqlite:///{tmp_path / 'a-directory.db'}"]) == 78
     err = capsys.readouterr().err
     assert "a-directory.db" in err and "cannot use the store" in err and "Traceback" not in err
 
@@ -358,7 +358,7 @@ def test_a_postgres_database_not_in_utf8_is_refused_with_the_line_that_makes_one
         connection.exec_driver_sql("CREATE DATABASE fusegate_ascii ENCODING 'SQL_ASCII' TEMPLATE template0")
     ascii_url = db.engine(url).url.set(database="fusegate_ascii").render_as_string(hide_password=False)
     try:
-        assert cli.main(["db", "upgrade", "--db", ascii_url]) == 2
+        assert cli.main(["db", "upgrade", "--db", ascii_url]) == 78
         err = capsys.readouterr().err
         assert "SQL_ASCII" in err and "createdb -E UTF8" in err and "Traceback" not in err
     finally:

@@ -81,7 +81,7 @@ def test_the_service_refuses_a_store_that_is_not_migrated_and_says_what_to_run(t
     (tmp_path / "fresh.db").touch()  # an empty SQLite file: a store without a schema
     with pytest.raises(db.SchemaError, match=r"has no schema.*fusegate db upgrade"):
         create_app(database_url=url, repo=tmp_path)
-    assert cli.main(["serve", "--no-upgrade", "--db", url]) == 2
+    assert cli.main(["serve", "--no-upgrade", "--db", url]) == 78  # configuration: migrate the store
     assert "fusegate db upgrade" in capsys.readouterr().err
     assert cli.main(["db", "upgrade", "--db", url]) == 0
     current, head = db.revisions(url)

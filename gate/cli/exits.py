@@ -1,0 +1,29 @@
+"""The exit codes of every ``fusegate`` command: one table a CI script can trust (docs/cli.md#exit-codes).
+
+| code | meaning |
+|---|---|
+| 0 | approve (``gate``, ``run``); success for the other commands |
+| 1 | reject; for the other commands, what they checked failed (parity, an upload refused, no more rounds) |
+| 2 | inconclusive: run more rounds |
+| 3 | error: the gate could not judge (nothing measured, a machine silent, the service gave no answer) |
+| 64 | usage: an unknown option or a bad value (sysexits' EX_USAGE); the command's usage is printed |
+| 78 | configuration: a bad policy, an unreachable or unmigrated store, no valgrind, a placement this machine cannot
+give, a bad setting (sysexits' EX_CONFIG) |
+"""
+
+from __future__ import annotations
+
+APPROVE, REJECT, INCONCLUSIVE, ERROR = 0, 1, 2, 3
+USAGE = 64
+CONFIG = 78
+
+# Errors that mean "fix the configuration", by class name (the modules that define them import Numba or the
+# store: the command line names them without importing them).
+_CONFIG = frozenset(
+    {"PolicyError", "StoreError", "SchemaError", "SettingsError", "CostError", "PlacementError"}
+)
+
+
+def of_error(exc: BaseException) -> int:
+    """The exit code of an error that reached the command line."""
+    return CONFIG if any(k.__name__ in _CONFIG for k in type(exc).__mro__) else USAGE
