@@ -122,6 +122,9 @@ def _compared() -> list[str]:
     return [i for i in _fused() if i in compare] or _fused()
 
 
+# Implementations timed against the base in lockstep (the AgainstBase suites): the policy's head_vs_base.
+HEAD_VS_BASE = [i for i in IMPLS if i in policy_value("head_vs_base", IMPLS)]
+
 # Implementations paired with the hand-written kernel (hot slice and collector): the quick profile pairs what
 # the policy compares (``assembled`` by default), the full profile every fused implementation.
 PAIRED_IMPLS = override("FUSEGATE_BENCH_PAIRED_IMPLS", _compared() if PROFILE == "quick" else _fused(), IMPLS)
@@ -131,11 +134,22 @@ LAYOUT = os.environ.get("FUSEGATE_BENCH_LAYOUT", "random")
 if LAYOUT not in ("random", "fixed"):
     raise ValueError(f"FUSEGATE_BENCH_LAYOUT must be random or fixed, got {LAYOUT!r}")
 PAIRS = 40 if PROFILE == "quick" else 60
+# HotSlice processes per cell (a plan lowers it on large machines, where raw times only inform: gate.meter.plan)
+HOT_ROUNDS = int(os.environ.get("FUSEGATE_BENCH_HOT_ROUNDS") or 6)
 # The track_ suites (bandwidth and CPU metrics, JIT times, paired ratios) are single values per process: asv
 # compares them by its factor alone, with no statistics, and on a shared machine they moved by 10-70% between
 # two runs of the same commit (an A/A `asv continuous` flagged 9 of them). They are recorded for the gate, which
 # judges them with confidence intervals; `asv continuous` in the quick profile judges steady-state time only.
 TRACKS = os.environ.get("FUSEGATE_BENCH_TRACKS", "1" if PROFILE == "full" else "0") == "1"
+# The base a head is timed against in lockstep (``gate.meter.duet``; the AgainstBase suites): its tree and commit,
+# set by ``fusegate gate --measure`` for the head's measurement. Unset, those suites are skipped.
+AGAINST = os.environ.get("FUSEGATE_BENCH_AGAINST") or None
+AGAINST_COMMIT = os.environ.get("FUSEGATE_BENCH_AGAINST_COMMIT") or None
+# Worker pairs per lockstep pass (each one group of the cell's hierarchical bootstrap), pairs per cell and pair.
+DUET_ROUNDS = int(os.environ.get("FUSEGATE_BENCH_DUET_ROUNDS", "3"))
+DUET_PAIRS = 30
+# Cells of a lockstep pass, when only some need more samples: "task/impl/num_envs/threads,...".
+DUET_CELLS = os.environ.get("FUSEGATE_BENCH_DUET_CELLS") or None
 
 _applied: AppliedPlacement | None = None
 _phases: dict[str, float] = {}
@@ -349,7 +363,8 @@ def _machine() -> dict:
 def measured_with() -> dict:
     """What this process measures and with what: the ids of the subject and the meter in this tree
     (``gate.provenance``), the commit whose meter it is (a measurement tree's manifest; None: the tree's own),
-    and what keeps the meter from measuring the subject (``PROBLEMS``)."""
+    what keeps the meter from measuring the subject (``PROBLEMS``), and the base it is timed against in
+    lockstep (``AGAINST_COMMIT``; None: none)."""
     try:
         manifest = json.loads((ROOT / provenance.MANIFEST).read_text())
     except (OSError, ValueError):
@@ -358,6 +373,7 @@ def measured_with() -> dict:
         **provenance.ids_on_disk(ROOT),
         "meter_commit": manifest.get("meter_commit"),
         "problems": PROBLEMS,
+        "against": AGAINST_COMMIT if AGAINST else None,
     }
 
 
@@ -405,3 +421,43 @@ def write_sidecar(kind: str, record: dict) -> Path:
     with open(path, "a") as f:  # asv runs one benchmark process at a time
         f.write(json.dumps(line) + "\n")
     return path
+
+
+def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
+    """Every cell of ``cells`` (``gate.meter.duet.Cell``) timed against the base in lockstep: ``DUET_ROUNDS``
+    worker pairs, each over every cell in random order; one sidecar record per cell and worker pair (``kind``:
+    ``against_base`` or ``collector_against_base``, pairs as ``impl_s`` = the head's, ``base_s`` = the base's).
+    Returns {(task, impl, num_envs, threads): the median head/base ratio, or an error message}."""
+    import random
+    import statistics
+
+    from gate.meter import duet
+
+    if DUET_CELLS:
+        wanted = set(DUET_CELLS.split(","))
+        cells = [c for c in cells if f"{c.task}/{c.impl}/{c.num_envs}/{c.threads}" in wanted]
+    place()
+    ratios: dict[tuple, list[float]] = {}
+    errors: dict[tuple, str] = {}
+    rng = random.Random()
+    for _ in range(DUET_ROUNDS):
+        order = list(cells)
+        rng.shuffle(order)
+        with duet.Duet(ROOT, Path(AGAINST)) as pair:
+            for c in order:
+                key = (c.task, c.impl, c.num_envs, c.threads)
+                if key in errors:
+                    continue
+                try:
+                    got = pair.pairs(c, pairs)
+                except duet.DuetError as exc:
+                    errors[key] = str(exc)
+                    write_failure(c.task, c.impl, c.num_envs, c.threads, f"timed against the base: {exc}",
+                                  suite=kind)  # fmt: skip
+                    if any(side.proc.poll() is not None for side in pair.sides.values()):
+                        break  # a worker that died is gone: the pass's next pair of workers goes on
+                ratios.setdefault(key, []).extend(p.head_s / p.base_s for p in got)
+                write_sidecar(kind, {"task": c.task, "impl": c.impl, "num_envs": c.num_envs, "threads": c.threads,
+                                     "baseline": "base", "base_commit": AGAINST_COMMIT,
+                                     "pairs": [{"impl_s": p.head_s, "base_s": p.base_s, "first": p.first} for p in got]})  # fmt: skip
+    return {**{k: statistics.median(v) for k, v in ratios.items()}, **errors}

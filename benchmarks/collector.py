@@ -16,6 +16,10 @@ In every profile (the gate judges these):
   the rest per env-step) goes to the sidecar (``collector_paired``); asv tracks the median pair ratio.
   ``rounds`` processes per cell, like the hot slice's ``Paired``.
 
+- ``CollectorAgainstBase``: the head's collector step against the base's, per implementation, in lockstep in two
+  worker processes, one per tree (``gate.meter.duet``): the gate's collector_head_vs_base time. Only for a head
+  whose base tree ``fusegate gate --measure`` names.
+
 Grid: ``GATE_ENVS`` (quick: 64 envs, a step of ~30 ms at 1 thread here; full: 256 and 1024) at ``GATE_THREADS``
 (quick: 1 thread, the quiet cells on a shared machine; full: the profile's thread counts);
 ``FUSEGATE_BENCH_COLLECTOR_ENVS`` overrides the scales. The collector step's cost under callgrind is
@@ -106,6 +110,51 @@ class CollectorCheck:
         return checks[(task, impl, num_envs, threads)]["max_reward_diff"]
 
     track_reward_max_diff.unit = "reward"
+
+
+DUET_PAIRS = 12  # collector steps are ~30 ms at 64 envs: fewer pairs than the hot slice's
+
+
+def _against_base() -> dict:
+    """The lockstep pass over the collector grid (``_common.duet_pass``); {} without a base tree."""
+    from gate.meter.duet import COLLECTOR, Cell
+
+    if not common.AGAINST:
+        return {}
+    cells = [
+        Cell(task=task, impl=impl, num_envs=n, threads=t, kind=COLLECTOR)
+        for task in common.TASKS
+        for impl in registry.available(task)
+        if impl in common.HEAD_VS_BASE and impl != registry.REFERENCE
+        for n in GATE_ENVS
+        for t in GATE_THREADS
+    ]
+    return common.duet_pass("collector_against_base", cells, pairs=DUET_PAIRS)
+
+
+class CollectorAgainstBase:
+    """Each implementation's collector step on the head against the base's, in lockstep (``gate.meter.duet``)."""
+
+    params = (common.TASKS, common.IMPLS, GATE_ENVS, GATE_THREADS)
+    param_names = ("task", "impl", "num_envs", "threads")
+    timeout = 1800
+    rounds = 1
+    setup_cache = staticmethod(_against_base)
+
+    def setup(self, found, task, impl, num_envs, threads):
+        if not common.AGAINST:
+            raise NotImplementedError("no base to time against (fusegate gate --measure names one)")
+        key = (task, impl, num_envs, threads)
+        if key not in found:
+            raise NotImplementedError("not in the lockstep pass's grid")
+        if isinstance(found[key], str):
+            raise RuntimeError(found[key])
+
+    def track_ratio(self, found, task, impl, num_envs, threads):
+        """Median over the pass's pairs of head step time / base step time (lockstep)."""
+        return found[(task, impl, num_envs, threads)]
+
+    track_ratio.unit = "ratio"
 
 
 def _phases_us(phase_s: np.ndarray, num_envs: int) -> dict[str, float]:

@@ -8,6 +8,10 @@
   every pair kept in the sidecar for the gate; asv tracks the median pair ratio. Always on: it is the gate's
   headline measurement.
 
+- ``AgainstBase``: the head's implementations against the base's, in lockstep in two worker processes, one per
+  tree (``gate.meter.duet``): the gate's head_vs_base time, immune to the machine's slow phases. Measured only
+  for a head whose base tree ``fusegate gate --measure`` names (``FUSEGATE_BENCH_AGAINST``).
+
 ``HotSliceMetrics`` and ``JIT`` exist when ``FUSEGATE_BENCH_TRACKS=1`` (the default of the full profile).
 """
 
@@ -32,7 +36,7 @@ class HotSlice:
     timeout = 600
     # Many short processes: this VM runs at one of two speeds for seconds at a time (docs/timing.md), so a
     # process mostly sees one; six of them per cell sample the machine where three long ones could not.
-    rounds = 6
+    rounds = common.HOT_ROUNDS  # 6 unless a plan sets FUSEGATE_BENCH_HOT_ROUNDS
     # A fixed count per process: asv concatenates the samples of its rounds (processes) in order, so the gate
     # can split them back into one group per process (gate/ingest/bundle.py) for its hierarchical bootstrap.
     repeat = 5
@@ -195,5 +199,48 @@ class Paired:
             },
         )
         return statistics.median(ratios)
+
+    track_ratio.unit = "ratio"
+
+
+def _against_base() -> dict:
+    """The lockstep pass over the hot-slice grid (``_common.duet_pass``); {} without a base tree."""
+    from gate.meter.duet import Cell
+
+    if not common.AGAINST:
+        return {}
+    cells = [
+        Cell(task=task, impl=impl, num_envs=n, threads=t)
+        for task in common.TASKS
+        for impl in registry.available(task)
+        if impl in common.HEAD_VS_BASE
+        for n in common.NUM_ENVS
+        for t in common.THREADS
+        if impl != registry.REFERENCE or (n, t) == (common.REFERENCE_ENVS, common.THREADS[0])
+    ]
+    return common.duet_pass("against_base", cells)
+
+
+class AgainstBase:
+    """Each implementation of the head against the base's, sample by sample in lockstep (``gate.meter.duet``)."""
+
+    params = (common.TASKS, common.IMPLS, common.NUM_ENVS, common.THREADS)
+    param_names = ("task", "impl", "num_envs", "threads")
+    timeout = 1800
+    rounds = 1  # the pass runs its own worker pairs (DUET_ROUNDS), one group each
+    setup_cache = staticmethod(_against_base)
+
+    def setup(self, found, task, impl, num_envs, threads):
+        if not common.AGAINST:
+            raise NotImplementedError("no base to time against (fusegate gate --measure names one)")
+        key = (task, impl, num_envs, threads)
+        if key not in found:
+            raise NotImplementedError("not in the lockstep pass's grid")
+        if isinstance(found[key], str):
+            raise RuntimeError(found[key])
+
+    def track_ratio(self, found, task, impl, num_envs, threads):
+        """Median over the pass's pairs of head time / base time (same cell, lockstep)."""
+        return found[(task, impl, num_envs, threads)]
 
     track_ratio.unit = "ratio"

@@ -1,30 +1,44 @@
-"""The gate tested like a product: real code changes on a throwaway branch, measured, judged, scored.
+"""The gate tested like a product: real code changes on a throwaway branch, judged by ``fusegate gate --measure``.
 
-    python -m benchmarks.scenarios [--scenarios docs,extra_work,parity] [--runs 1] [--rounds 2] [--json]
+    python -m benchmarks.scenarios [--scenarios docs,comment,extra_work,...] [--runs 1] [--every MINUTES]
+                                   [--max-minutes 10] [--keep DIR] [--json]
 
-Each run checks out the current HEAD in a temporary git worktree, measures it (the base) with asv on this
-interpreter (``-E existing``, the worktree first on ``PYTHONPATH`` and ``ASV_PYTHONPATH`` so its own kernels
-are imported: asv drops a plain ``PYTHONPATH``, and a first run that missed this judged the main tree), then for
-each scenario commits a real change on top of the base, measures that head, and runs ``fusegate gate`` on the
-pair in a scratch SQLite store. It prints expected against actual verdict per scenario with the rows that
-decided, and the confusion table over all runs. The profile is the environment's (``FUSEGATE_BENCH_*``, e.g.
-``FUSEGATE_BENCH_TASKS=g1_walk FUSEGATE_BENCH_THREADS=1`` to narrow it). Slow: kept out of the test run.
+A run checks out the current HEAD in a temporary git worktree (the base) with a scratch SQLite store, then for
+each scenario commits a real change on top of the base and runs ``fusegate gate --base BASE --head HEAD
+--measure`` on it, exactly as a user would: the first call measures the base (its own tree), every call measures
+the head's subject with the base's meter and times it against the base in lockstep, then adds rounds to the
+undecided rows within ``--max-minutes``. The base is measured once per run and reused by every head after it
+(as the bot reuses a stored base). It prints expected against actual verdict per scenario with the rows that
+decided, how long each took, and the confusion table over all runs. ``--every`` starts each run that many minutes
+after the previous one (an A/A spread over an hour). The profile is the environment's (``FUSEGATE_BENCH_*``).
+Slow: kept out of the test run.
 
-Scenarios (each a change a pull request could make):
+Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact edits):
 
-- ``docs``: a README line (an A/A: the kernels' code is unchanged) -> approve;
-- ``extra_work``: the assembled g1_walk kernel computes ``cmd_norm`` as a chain of 36 dependent square roots
-  (same values; 3.5% more instructions per call, the run prints it) -> reject, by cost, on assembled g1_walk
-  rows. Measured while choosing it: eight independent roots averaged added 0.96% (LLVM vectorised them) and
-  the gate approved, as its 1% cost margin says; a chain of 24 added 2.3-2.4% and was rejected.
-- ``parity``: the assembled g1_walk kernel's projected gravity z uses 2.1 where the spec has 2.0 -> reject, by a
-  correctness row (parity with the NumPy reference).
-- ``collector_breaks``: the assembled g1_walk kernel is made to tile envs by 128 and refuse any other N: the hot
-  slice's scales (4096, 32768) still load, the collector's 64 envs do not -> reject, by a correctness row of the
-  collector naming g1_walk, assembled and the ValueError (the seed review's failure: the collector could not be
-  built with the assembled kernel while the hot slice looked fine).
-
-Every run prints how the collector rows (``collector_vs_baseline``, ``collector_head_vs_base``) were decided.
+- ``docs``: a README line: the subject is the base's, judged on the base's results -> approve, nothing measured;
+- ``comment``: a comment at the end of both hand-written kernels (an A/A: the kernels are compiled and measured
+  again, their code is the same) -> approve;
+- ``extra_work``: the assembled g1_walk kernel computes ``cmd_norm`` as a chain of 36 dependent square roots (same
+  values, ~3.5% more instructions) -> reject by cost;
+- ``sqrt_chain``: the same with a chain of 12 (~1.5% more instructions) -> reject by cost;
+- ``parity``: the assembled g1_walk kernel's projected gravity z uses 2.1 where the spec has 2.0 -> reject by a
+  correctness row;
+- ``collector_breaks``: the assembled g1_walk kernel refuses any N not a multiple of 128: the collector's 64
+  envs cannot be built -> reject by the collector's correctness row;
+- ``relaxed_policy``: the head loosens every margin in fusegate-policy.toml and adds the extra work -> reject (the
+  policy is the base's);
+- ``serial_loop``: the generated kernels loop over envs with ``range`` where they had ``prange`` (1-thread
+  instructions unchanged) -> reject by a 2-thread row of the assembled implementation;
+- ``false_sharing``: the generated kernels' per-thread term sums laid out term-major, so the threads' sums share
+  cache lines -> its measured effect decides (reject where it is above the margin);
+- ``oversubscribe``: the collector stops capping BLAS's threads, so the policy's BLAS pool runs beside Numba's and
+  MuJoCo's -> its measured effect decides;
+- meter edits that would hide a regression, each beside a real one (the base's meter measures it, so each is
+  rejected, with a row naming the meter files): ``hide_cost`` (the cost worker runs the assembled kernel
+  uninstrumented, with the extra work), ``hide_pairing`` (the pairing loop times the hand-written kernel where the
+  assembled one should be, with the serial loop), ``hide_tolerance`` (the parity tolerance loosened 10^8 times,
+  with the parity break), ``hide_snapshot`` (the paired snapshot of g1_motion's compared kernel made easier: every
+  env on motion frame 0, with extra work in the assembled g1_motion kernel).
 """
 
 from __future__ import annotations
@@ -37,55 +51,171 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GENERATOR = "kernels/assembled/g1_walk.py"
+WALK = "kernels/assembled/g1_walk.py"
+MOTION = "kernels/assembled/g1_motion.py"
+CODEGEN = "kernels/assembled/codegen.py"
+
+
+@dataclass(frozen=True)
+class Edit:
+    path: str
+    old: str  # text replaced in ``path``; empty: ``new`` is appended
+    new: str
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
     expected: str  # approve | reject
-    path: str
-    old: str  # text replaced in ``path``; empty: ``new`` is appended
-    new: str
+    edits: tuple[Edit, ...]
     expect_rows: str  # what the deciding rows should show, for the reader
+    effect: bool = False  # the verdict follows the measured effect (reported, not scored as right or wrong)
 
+
+def _chain(n: int) -> Edit:
+    return Edit(
+        WALK,
+        '"cmd_norm": (("cmd",), ("cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz)",)),',
+        f'"cmd_norm": (("cmd",), ("cmd_norm = 0.0", "for _r in range({n}):", '
+        '"    cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz + 1e-300 * cmd_norm)")),',
+    )
+
+
+EXTRA_WORK = _chain(36)
+PARITY = Edit(
+    WALK, '"grav_z = -(1.0 - 2.0 * (qx * qx + qy * qy))",', '"grav_z = -(1.0 - 2.1 * (qx * qx + qy * qy))",'
+)
+SERIAL = Edit(
+    CODEGEN, '"scratch[:, :] = 0.0", "for i in prange(n):"', '"scratch[:, :] = 0.0", "for i in range(n):"'
+)
+COMMENT = tuple(
+    Edit(f"kernels/handwritten/{task}.py", "", "\n# The same kernel: a comment to measure it again.\n")
+    for task in ("g1_walk", "g1_motion")
+)
+MOTION_EXTRA = Edit(  # the assembled g1_motion kernel: a chain of 36 dependent square roots per env
+    MOTION,
+    '"anchor_angle": (("frame_t",), ("anchor_angle = quat_diff_angle(qm, qa)",)),',
+    '"anchor_angle": (("frame_t",), ("anchor_angle = quat_diff_angle(qm, qa)", "_w = 0.0", '
+    '"for _r in range(36):", "    _w = math.sqrt(_w + anchor_angle * anchor_angle + 1e-300)", '
+    '"anchor_angle = anchor_angle + 0.0 * _w")),',
+)
 
 SCENARIOS = {
     s.name: s
     for s in (
-        Scenario("docs", "approve", "README.md", "", "\nA line of documentation.\n", "every row pass"),
         Scenario(
-            "extra_work",
-            "reject",
-            GENERATOR,
-            '"cmd_norm": (("cmd",), ("cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz)",)),',
-            '"cmd_norm": (("cmd",), ("cmd_norm = 0.0", "for _r in range(36):", '
-            '"    cmd_norm = math.sqrt(cx * cx + cy * cy + cz * cz + 1e-300 * cmd_norm)")),',
-            "fail by cost: assembled g1_walk",
+            "docs", "approve", (Edit("README.md", "", "\nA line of documentation.\n"),), "nothing measured"
         ),
-        Scenario(
-            "parity",
-            "reject",
-            GENERATOR,
-            '"grav_z = -(1.0 - 2.0 * (qx * qx + qy * qy))",',
-            '"grav_z = -(1.0 - 2.1 * (qx * qx + qy * qy))",',
-            "fail: correctness of assembled g1_walk",
-        ),
+        Scenario("comment", "approve", COMMENT, "every row pass; no row failed by time"),
+        Scenario("extra_work", "reject", (EXTRA_WORK,), "fail by cost: assembled g1_walk"),
+        Scenario("sqrt_chain", "reject", (_chain(12),), "fail by cost: assembled g1_walk (~1.5%)"),
+        Scenario("parity", "reject", (PARITY,), "fail: correctness of assembled g1_walk"),
         Scenario(
             "collector_breaks",
             "reject",
-            GENERATOR,
-            "    generate = staticmethod(generate)\n",
-            "    generate = staticmethod(generate)\n\n"
-            "    def __init__(self, **kwargs):\n"
-            "        if kwargs['num_envs'] % 128:\n"
-            "            raise ValueError(f\"the assembled g1_walk kernel tiles envs by 128, not {kwargs['num_envs']}\")\n"
-            "        super().__init__(**kwargs)\n",
-            "fail: correctness of the g1_walk assembled collector (CollectorCheck, CollectorPaired)",
+            (
+                Edit(
+                    WALK,
+                    "    generate = staticmethod(generate)\n",
+                    "    generate = staticmethod(generate)\n\n"
+                    "    def __init__(self, **kwargs):\n"
+                    "        if kwargs['num_envs'] % 128:\n"
+                    "            raise ValueError(f\"the assembled g1_walk kernel tiles envs by 128, not {kwargs['num_envs']}\")\n"
+                    "        super().__init__(**kwargs)\n",
+                ),
+            ),
+            "fail: correctness of the g1_walk assembled collector",
+        ),
+        Scenario(
+            "relaxed_policy",
+            "reject",
+            (
+                EXTRA_WORK,
+                Edit("fusegate-policy.toml", "\nmargin = 0.03\n", "\nmargin = 0.9\n"),
+                Edit("fusegate-policy.toml", "cost_margin = 0.01", "cost_margin = 0.9"),
+                Edit("fusegate-policy.toml", "head_vs_base_margin = 0.05", "head_vs_base_margin = 0.9"),
+            ),
+            "fail by cost under the base's policy",
+        ),
+        Scenario("serial_loop", "reject", (SERIAL,), "fail by time: assembled at 2 threads"),
+        Scenario(
+            "false_sharing",
+            "reject",
+            (
+                Edit(
+                    CODEGEN,
+                    "padded_scratch(max_threads(), max(1, len(self.plan.rewards)))",
+                    "np.zeros((max(1, len(self.plan.rewards)), max_threads())).T",
+                ),
+            ),
+            "the measured effect at 2 threads decides",
+            effect=True,
+        ),
+        Scenario(
+            "oversubscribe",
+            "reject",
+            (
+                Edit(
+                    "kernels/sim/collector.py",
+                    'threadpool_limits(limits=self.policy_threads, user_api="blas")',
+                    'threadpool_limits(limits=None, user_api="blas")',
+                ),
+            ),
+            "the measured effect on the collector step decides",
+            effect=True,
+        ),
+        Scenario(
+            "hide_cost",
+            "reject",
+            (
+                EXTRA_WORK,
+                Edit(
+                    "gate/meter/cost/worker.py",
+                    "    kernel.update_state(snap)\n    return lambda: kernel.update_state(snap)",
+                    "    kernel.update_state(snap)\n    if cell.impl == 'assembled':\n"
+                    "        return _uninstrumented(lambda: kernel.update_state(snap))\n"
+                    "    return lambda: kernel.update_state(snap)",
+                ),
+            ),
+            "fail by cost (the base's cost worker); a meter row names the worker",
+        ),
+        Scenario(
+            "hide_pairing",
+            "reject",
+            (
+                SERIAL,
+                Edit(
+                    "benchmarks/hot_slice.py",
+                    "        kernel, snap = self.kernels[name], self.snaps[name]",
+                    "        kernel, snap = self.kernels[bench.BASELINE], self.snaps[bench.BASELINE]",
+                ),
+            ),
+            "fail by time at 2 threads (the base's pairing loop); a meter row names hot_slice.py",
+        ),
+        Scenario(
+            "hide_tolerance",
+            "reject",
+            (PARITY, Edit("kernels/reference/tolerance.py", "ATOL = 1e-5", "ATOL = 1e3")),
+            "fail: correctness (the base's tolerance); a meter row names tolerance.py",
+        ),
+        Scenario(
+            "hide_snapshot",
+            "reject",
+            (
+                MOTION_EXTRA,
+                Edit(
+                    "benchmarks/hot_slice.py",
+                    "        self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}",
+                    "        self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}\n"
+                    "        if 'time_steps' in self.snaps[impl]:\n"
+                    "            self.snaps[impl]['time_steps'][:] = 0",
+                ),
+            ),
+            "fail by cost: assembled g1_motion (the base's snapshot); a meter row names hot_slice.py",
         ),
     )
 }
@@ -102,122 +232,115 @@ def _run(
     return done
 
 
-def _git(tree: Path, *args: str) -> str:
-    return _run(["git", "-C", str(tree), *args], cwd=tree).stdout.strip()
+def _git(tree: Path, *args: str, env: dict | None = None) -> str:
+    return _run(["git", "-C", str(tree), *args], cwd=tree, env=env).stdout.strip()
 
 
-def _measure(tree: Path, sha: str, *, rounds: int, bench: str | None, env: dict) -> float:
-    """asv on ``sha`` as ``fusegate run`` does it (the exact suites once, the timed ones ``rounds`` times), or
-    ``bench`` at ``rounds``; the seconds it took."""
-    t0 = time.perf_counter()
-    from gate.domain import gate_asv_runs  # not at import: asv's environments have no gate dependencies
-
-    runs = [("--bench", bench, "-a", f"rounds={rounds}")] if bench else gate_asv_runs(rounds)
-    for extra in runs:
-        _run(
-            [
-                sys.executable,
-                "-m",
-                "asv",
-                "run",
-                "-E",
-                f"existing:{sys.executable}",
-                "--set-commit-hash",
-                sha,
-                "--record-samples",
-                *extra,
-            ],
-            cwd=tree,
-            env={**env, "ASV_COMMIT": sha},
-            check=False,
-        )  # fmt: skip  (exit 2: a benchmark failed, which the gate reports)
-    return time.perf_counter() - t0
+def apply(tree: Path, scenario: Scenario, tag: str) -> None:
+    """Write ``scenario``'s edits into ``tree`` (``tag`` makes an appended text unique: a fresh head each time)."""
+    for e in scenario.edits:
+        path = tree / e.path
+        text = path.read_text()
+        if e.old and e.old not in text:
+            raise SystemExit(
+                f"scenario {scenario.name}: the text to change is no longer in {e.path}; update it"
+            )
+        path.write_text(
+            text.replace(e.old, e.new, 1) if e.old else text + e.new.replace("again.", f"again ({tag}).")
+        )
 
 
-def _gate(tree: Path, base: str, head: str, db: str, env: dict) -> dict:
+def _gate(tree: Path, base: str, head: str, db: str, env: dict, max_minutes: float) -> tuple[dict, str]:
     done = _run(
-        [sys.executable, "-m", "gate.cli", "gate", "--base", base, "--head", head, "--results",
-         str(tree / ".asv" / "results"), "--db", db, "--json"],
+        [sys.executable, "-m", "gate.cli", "gate", "--base", base, "--head", head, "--measure", "--db", db,
+         "--json", "--max-minutes", f"{max_minutes:g}"],
         cwd=tree, env={**env, "FUSEGATE_REPO": str(tree)}, check=False,
     )  # fmt: skip
     try:
-        return json.loads(done.stdout)
+        return json.loads(done.stdout), done.stderr
     except json.JSONDecodeError:
-        return {"verdict": "error", "reasons": [done.stderr[-2000:]], "comparisons": []}
+        return {"verdict": "error", "reasons": [done.stderr[-2000:]], "comparisons": []}, done.stderr
 
 
 def _deciding(evaluation: dict) -> list[str]:
     rows = [c for c in evaluation.get("comparisons", []) if c["decision"] in ("fail", "error")]
+    rows += [c for c in evaluation.get("comparisons", []) if c["kind"] == "meter" and c["decision"] == "pass"]
     return [
         f"{c['decision']} by {c.get('signal', '?')}: {c['kind']} {c['task']} {c['impl']} N={c['num_envs']} "
-        f"thr={c['threads']} cost={c.get('cost_ratio') or 0:.4f} {c['reason'][:120]}"
+        f"thr={c['threads']} time={c.get('ratio') or 0:.3f} cost={c.get('cost_ratio') or 0:.4f} {c['reason'][:160]}"
         for c in rows
     ]
 
 
-def run_once(names: list[str], *, rounds: int, bench: str, keep: Path | None) -> list[dict]:
+@dataclass
+class Result:
+    run: int
+    scenario: str
+    expected: str
+    actual: str
+    seconds: float
+    effect: bool
+    deciding: list[str] = field(default_factory=list)
+    time_fails: int = 0  # rows failed by time
+    largest: str = ""  # the largest head/base time and cost ratios among the rows
+    reasons: list[str] = field(default_factory=list)
+
+
+def run_once(number: int, names: list[str], *, keep: Path | None, max_minutes: float) -> list[Result]:
     work = Path(keep or tempfile.mkdtemp(prefix="fusegate-scenarios-"))
     work.mkdir(parents=True, exist_ok=True)
     tree = work / "tree"
     base = _git(ROOT, "rev-parse", "HEAD")
-    _run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), base], cwd=ROOT)
-    # asv drops PYTHONPATH from benchmark processes and passes ASV_PYTHONPATH on as PYTHONPATH instead
-    env = {**os.environ, "PYTHONPATH": str(tree), "ASV_PYTHONPATH": str(tree), "GIT_AUTHOR_NAME": "scenario", "GIT_AUTHOR_EMAIL": "s@x",
-           "GIT_COMMITTER_NAME": "scenario", "GIT_COMMITTER_EMAIL": "s@x"}  # fmt: skip
+    _run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(tree), base], cwd=ROOT)
+    who = {"GIT_AUTHOR_NAME": "scenario", "GIT_AUTHOR_EMAIL": "s@x", "GIT_COMMITTER_NAME": "scenario",
+           "GIT_COMMITTER_EMAIL": "s@x"}  # fmt: skip
+    # the gate's own code from the tree (its meter measures); asv drops PYTHONPATH and passes ASV_PYTHONPATH on
+    env = {**os.environ, **who, "PYTHONPATH": str(tree)}
     db = f"sqlite:///{work / 'gate.db'}"
-    results = []
+    out = []
     try:
-        seconds = _measure(tree, base, rounds=rounds, bench=bench, env=env)
-        print(f"base {base[:12]} measured in {seconds:.0f} s", file=sys.stderr)
-        for name in names:
+        for k, name in enumerate(names):
             s = SCENARIOS[name]
-            _git(tree, "checkout", "--quiet", "--detach", base)
-            path = tree / s.path
-            text = path.read_text()
-            if s.old and s.old not in text:
-                raise SystemExit(
-                    f"scenario {name}: the text to change is no longer in {s.path}; update the scenario"
-                )
-            path.write_text(text.replace(s.old, s.new, 1) if s.old else text + s.new)
-            _run(["git", "-C", str(tree), "commit", "--quiet", "-am", f"scenario: {name}"], cwd=tree, env=env)
+            _git(tree, "checkout", "--quiet", "--detach", "--force", base)
+            apply(tree, s, f"run {number} step {k}")
+            _git(tree, "commit", "--quiet", "-am", f"scenario: {name}", env=env)
             head = _git(tree, "rev-parse", "HEAD")
-            seconds = _measure(tree, head, rounds=rounds, bench=bench, env=env)
-            evaluation = _gate(tree, base, head, db, env)
-            hvb = [
-                c
-                for c in evaluation.get("comparisons", [])
-                if c["kind"] == "head_vs_base" and c.get("cost_ratio")
+            t0 = time.monotonic()
+            evaluation, log = _gate(tree, base, head, db, env, max_minutes)
+            seconds = time.monotonic() - t0
+            rows = evaluation.get("comparisons", [])
+            timed = [
+                c for c in rows if c.get("ratio") and c["kind"] in ("head_vs_base", "collector_head_vs_base")
             ]
-            top = max(hvb, key=lambda c: c["cost_ratio"], default=None)
-            collector = Counter(
-                f"{c['kind']} {c['decision']}"
-                for c in evaluation.get("comparisons", [])
-                if c["kind"].startswith("collector")
+            top = max(timed, key=lambda c: c["ratio"], default=None)
+            costs = [c for c in rows if c.get("cost_ratio") and c["kind"] == "head_vs_base"]
+            top_cost = max(costs, key=lambda c: c["cost_ratio"], default=None)
+            largest = ", ".join(
+                f"{what} {c[key]:.4f} ({c['task']} {c['impl']} N={c['num_envs']} thr={c['threads']})"
+                for what, key, c in (("time", "ratio", top), ("cost", "cost_ratio", top_cost))
+                if c
             )
-            row = {
-                "scenario": name, "expected": s.expected, "actual": evaluation.get("verdict", "error"),
-                "largest_cost_change": None if top is None else
-                f"{top['cost_ratio']:.4f} ({top['task']} {top['impl']} N={top['num_envs']})",
-                "measure_s": round(seconds), "deciding": _deciding(evaluation), "expect_rows": s.expect_rows,
-                "collector_rows": dict(sorted(collector.items())),
-                "reasons": evaluation.get("reasons", []),
-            }  # fmt: skip
-            print(f"{name}: expected {s.expected}, got {row['actual']} ({seconds:.0f} s)", file=sys.stderr)
-            results.append(row)
+            result = Result(run=number, scenario=name, expected=s.expected, actual=evaluation.get("verdict", "error"),
+                            seconds=seconds, effect=s.effect, deciding=_deciding(evaluation),
+                            time_fails=sum(c["decision"] == "fail" and c.get("signal") == "time" for c in rows),
+                            largest=largest, reasons=evaluation.get("reasons", []))  # fmt: skip
+            print(
+                f"run {number} {name}: expected {s.expected}, got {result.actual} ({seconds:.0f} s)",
+                file=sys.stderr,
+            )
+            (work / f"{number}-{k}-{name}.log").write_text(log)
+            out.append(result)
     finally:
         _run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
-    return results
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.scenarios", description=__doc__.split("\n\n")[0])
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"default: {','.join(SCENARIOS)}")
     p.add_argument("--runs", type=int, default=1, help="independent runs (a fresh base measurement each)")
-    p.add_argument("--rounds", type=int, default=2, help="asv rounds (processes per cell)")
-    p.add_argument(
-        "--bench",
-        help="one asv --bench regex at --rounds (default: the gate's suites as fusegate run runs them)",
-    )
+    p.add_argument("--every", type=float, default=0.0, help="minutes from one run's start to the next's")
+    p.add_argument("--max-minutes", type=float, default=10.0, help="fusegate gate --max-minutes per head")
     p.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
@@ -225,30 +348,29 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         p.error(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
-    rows = []
+    rows: list[Result] = []
+    started = time.monotonic()
     for k in range(args.runs):
-        keep = args.keep / f"run{k}" if args.keep else None
-        rows += [
-            {"run": k + 1, **r} for r in run_once(names, rounds=args.rounds, bench=args.bench, keep=keep)
-        ]
-    confusion = Counter((r["expected"], r["actual"]) for r in rows)
+        wait = started + k * args.every * 60 - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        keep = args.keep / f"run{k + 1}" if args.keep else None
+        rows += run_once(k + 1, names, keep=keep, max_minutes=args.max_minutes)
+    confusion = Counter((r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
-        print(json.dumps({"rows": rows, "confusion": [[*k, v] for k, v in confusion.items()]}, indent=2))
+        print(json.dumps({"rows": [r.__dict__ for r in rows], "confusion": [[*k, v] for k, v in confusion.items()]},
+                         indent=2))  # fmt: skip
     else:
         for r in rows:
-            mark = "ok" if r["expected"] == r["actual"] else "WRONG"
-            print(
-                f"run {r['run']} {r['scenario']:<11} expected {r['expected']:<8} got {r['actual']:<12} {mark}  "
-                f"largest head/base cost: {r['largest_cost_change']}"
-            )
-            for line in r["deciding"][:6]:
+            mark = "effect" if r.effect else ("ok" if r.expected == r.actual else "WRONG")
+            print(f"run {r.run} {r.scenario:<16} expected {r.expected:<8} got {r.actual:<12} {mark:<6} "
+                  f"{r.seconds:4.0f} s  largest head/base: {r.largest}")  # fmt: skip
+            for line in r.deciding[:6]:
                 print(f"    {line}")
-            print(f"    collector rows: {r['collector_rows'] or 'none'}; head measured in {r['measure_s']} s")
-            print(f"    {r['reasons'][-2] if len(r['reasons']) > 1 else ''}")
-        print("\nconfusion (expected -> actual: count)")
+        print("\nconfusion over the scored scenarios (expected -> actual: count)")
         for (expected, actual), n in sorted(confusion.items()):
             print(f"  {expected:<8} -> {actual:<12} {n}")
-    return 0 if all(r["expected"] == r["actual"] for r in rows) else 1
+    return 0 if all(r.effect or r.expected == r.actual for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -30,6 +30,10 @@ COLLECTOR_COST = {metric: f"cost.CollectorCost.track_{metric}" for metric in COS
 # Derived from the ``collector_paired`` sidecar records, one sample list per process: each side's step time
 # (the baseline's from every process it was paired in), and its physics, kernel and the rest per env-step.
 COLLECTOR_STEP = "collector.CollectorPaired.step"
+# A head against its base in lockstep (two worker processes, samples alternated): head/base ratios, one sample list
+# per worker pair. The head_vs_base rows' time, where they exist.
+AGAINST_BASE = "hot_slice.AgainstBase.track_ratio"
+COLLECTOR_AGAINST_BASE = "collector.CollectorAgainstBase.track_ratio"
 COLLECTOR_PHASES = {phase: f"collector.CollectorPaired.{phase}_us" for phase in ("physics", "kernel", "rest")}
 COST_BENCHMARKS = frozenset(COST.values()) | frozenset(COLLECTOR_COST.values())
 COST_UNITS = {
@@ -52,6 +56,8 @@ BENCHMARKS = {
     COLLECTOR_CHECK: GRID,
     COLLECTOR_PAIRED: GRID,
     **{name: GRID for name in COLLECTOR_COST.values()},
+    AGAINST_BASE: GRID,
+    COLLECTOR_AGAINST_BASE: GRID,
 }
 # ``asv run --bench`` for what the gate decides on in the quick profile (``fusegate run``, the scenarios): the
 # exact suites are one measurement per commit (their classes say rounds = 1; asv's ``-a rounds=N`` would run
@@ -60,25 +66,36 @@ GATE_BENCH_EXACT = r"^(cost\.(Cost|CollectorCost)|collector\.CollectorCheck)\."
 GATE_BENCH_TIMED = r"^(hot_slice\.(HotSlice|Paired)|collector\.CollectorPaired)\."
 GATE_BENCH_HOT = r"^hot_slice\.HotSlice\."
 GATE_BENCH_PAIRED = r"^(hot_slice\.Paired|collector\.CollectorPaired)\."
+# A head timed against its base in lockstep: one pass (its own worker pairs), only when a base tree is named.
+GATE_BENCH_AGAINST = r"^(hot_slice\.AgainstBase|collector\.CollectorAgainstBase)\."
 PAIRED_ROUNDS = 3  # asv honours a class's ``rounds`` for timing benchmarks only; tracks need ``-a rounds=N``
 
 
-def gate_asv_runs(rounds: int | None = None) -> list[tuple[str, ...]]:
+def gate_asv_runs(rounds: int | None = None, *, paired_rounds: int = PAIRED_ROUNDS) -> list[tuple[str, ...]]:
     """The ``asv run`` arguments that measure the gate's suites: the exact ones once, the timed ones in
-    ``rounds`` processes per cell, or HotSlice in its own (6 short processes) and the paired suites (asv tracks,
-    whose class ``rounds`` asv ignores) in ``PAIRED_ROUNDS``."""
+    ``rounds`` processes per cell, or HotSlice in its own (``FUSEGATE_BENCH_HOT_ROUNDS``, 6 short processes) and
+    the paired suites (asv tracks, whose class ``rounds`` asv ignores) in ``paired_rounds``."""
     if rounds:
         return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}")]
     return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_HOT),
-            ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={PAIRED_ROUNDS}")]  # fmt: skip
+            ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={paired_rounds}")]  # fmt: skip
 
 
 PAIRED = "hot_slice.Paired.track_ratio"
 TIME = "hot_slice.HotSlice.time_update_state"
 # asv benchmarks whose samples come from sidecar records of this kind (one per benchmark process), not asv.
-SIDECAR_PAIRED = {PAIRED: sidecar.PAIRED, COLLECTOR_PAIRED: sidecar.COLLECTOR_PAIRED}
+SIDECAR_PAIRED = {
+    PAIRED: sidecar.PAIRED,
+    COLLECTOR_PAIRED: sidecar.COLLECTOR_PAIRED,
+    AGAINST_BASE: sidecar.AGAINST_BASE,
+    COLLECTOR_AGAINST_BASE: sidecar.COLLECTOR_AGAINST_BASE,
+}
 # The failure records' suite per asv class whose suite is not its module.
-SUITE_OF_CLASS = {"cost.CollectorCost": "collector_cost"}
+SUITE_OF_CLASS = {
+    "cost.CollectorCost": "collector_cost",
+    "hot_slice.AgainstBase": sidecar.AGAINST_BASE,
+    "collector.CollectorAgainstBase": sidecar.COLLECTOR_AGAINST_BASE,
+}
 
 
 def suite_of(benchmark: str) -> str:

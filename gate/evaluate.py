@@ -41,6 +41,8 @@ from gate import lineage as lineages
 from gate import policy as policies
 from gate import stats
 from gate.domain import (
+    AGAINST_BASE,
+    COLLECTOR_AGAINST_BASE,
     COLLECTOR_CHECK,
     COLLECTOR_COST,
     COLLECTOR_PAIRED,
@@ -62,6 +64,7 @@ from gate.store import queries
 from gate.store.models import CellSummary, now, utc
 
 log = logging.getLogger("fusegate")
+AGAINST = frozenset({AGAINST_BASE, COLLECTOR_AGAINST_BASE})
 
 
 @dataclass(kw_only=True)
@@ -115,6 +118,7 @@ class Row:
     fail_margin: float | None = None
     cost: stats.Estimate | None = None  # the exact cost estimate, when measured
     cost_error: str | None = None
+    moments: bool = False  # time from two measurements taken at different moments: never fails on its own
 
     def record(self) -> ComparisonRecord:
         return ComparisonRecord(**{f.name: str(self.decision) if f.name == "decision" else getattr(self, f.name)
@@ -233,12 +237,14 @@ def evaluate(
         rows += _collector_vs_baseline(machine, where, cells, policy, compare, floors)
         if base_sha != head_sha and (machine, placement) not in reused:
             base = base_by.get((machine, placement))
-            rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha, dropped=dropped)
+            lockstep = any(r.get("against") == base_sha for r in head_runs.get((machine, placement), []))
+            rows += _head_vs_base(
+                machine, where, cells, base, policy, floors, base_sha, dropped=dropped, lockstep=lockstep
+            )
             rows += _paired_head_vs_base(machine, where, cells, base, policy, compare, floors)
             if base:  # without a base, the row above says so
-                rows += _head_vs_base(
-                    machine, where, cells, base, policy, floors, base_sha, collector=True, dropped=dropped
-                )
+                rows += _head_vs_base(machine, where, cells, base, policy, floors, base_sha, collector=True,
+                                      dropped=dropped, lockstep=lockstep)  # fmt: skip
     if dropped:
         shown = ", ".join(dropped[:4]) + (f" and {len(dropped) - 4} more" if len(dropped) > 4 else "")
         reasons.append(
@@ -259,6 +265,9 @@ def evaluate(
         decisions = stats.decide_all([r.estimate for r in family], min_groups=policy.min_rounds)
         for row, (decision, q) in zip(family, decisions, strict=True):
             row.decision, row.q_value = decision, q
+            if row.moments and decision is Decision.FAIL:  # a slow phase of the machine can look like this
+                row.decision = Decision.INCONCLUSIVE
+                row.reason = _join(row.reason, MOMENTS)
     for row in rows:
         _explain(row, policy)
     verdict = _verdict(rows, reasons)
@@ -269,6 +278,12 @@ def evaluate(
         policy_source=policy_source,
         policy=policy.to_dict(),
     )
+
+
+MOMENTS = (
+    "raw times of base and head taken at different moments: on a shared machine they cannot fail a row on "
+    "their own; the lockstep pass against the base decides (fusegate gate --measure)"
+)
 
 
 def _reuse_base(
@@ -403,6 +418,14 @@ def _explain(row: Row, policy: Policy) -> None:
     else:
         time_text += f" straddles {row.margin:.1%} ({row.groups} processes)"
     cost = row.cost
+    plausible = policy.cost_plausible
+    if cost is not None and cost.ratio < plausible and e.ratio > 1 - (1 - plausible) / 2:
+        # a meter that stopped counting looks like this, a faster kernel does not: its time falls too
+        row.cost_error = (
+            f"implausible: {policy.cost_metric} fell to {cost.ratio:.3f} of the comparison's while time stayed at "
+            f"{e.ratio:.3f} (cost_plausible {plausible:g}): check what the cost measurement counted"
+        )
+        cost = None
     cost_decision = None if cost is None else stats.decide_exact(cost)
     out = signals.combine(time, e, cost=cost_decision, cost_error=row.cost_error)
     row.decision, row.signal = out.decision, str(out.signal)
@@ -467,10 +490,11 @@ def _verdict(rows: list[Row], reasons: list[str]) -> str:
 
 def _correctness(machine: str, placement: str, cells: dict) -> list[Row]:
     """One fail row per cell whose benchmarks raised on the head commit (parity, construction), naming the
-    benchmarks and the exception. A failed cost pass is not one: it is an error of the rows it backs."""
+    benchmarks and the exception. A failed cost pass is not one, nor a failed lockstep pass against the base
+    (either side may have failed it): each is an error of the rows it backs."""
     failed: dict[tuple, list[tuple[str, CellSummary]]] = defaultdict(list)
     for (benchmark, task, impl, n, t), c in sorted(cells.items()):
-        if c.status == "failed" and benchmark not in COST_BENCHMARKS:
+        if c.status == "failed" and benchmark not in COST_BENCHMARKS and benchmark not in AGAINST:
             failed[(task, impl, n, t)].append((benchmark.rsplit(".", 2)[-2], c))
     rows = []
     for (task, impl, n, t), found in failed.items():
@@ -630,13 +654,29 @@ def _best_threads(machine, placement, cells, policy, compare, floors) -> list[Ro
 
 
 def _head_vs_base(
-    machine, placement, cells, base, policy, floors, base_sha, *, collector=False, dropped=None
+    machine,
+    placement,
+    cells,
+    base,
+    policy,
+    floors,
+    base_sha,
+    *,
+    collector=False,
+    dropped=None,
+    lockstep=False,
 ) -> list[Row]:
     """Every policy implementation's hot-slice time (or, with ``collector``, its collector step), head vs base.
+
+    With ``lockstep`` (the head was timed against this base in lockstep: ``AgainstBase``), a cell's time is the
+    paired estimate of its head/base ratios, immune to the machine's slow phases. Without, it is the two
+    commits' raw times, taken at different moments: they inform (and may pass) the row but never fail it on
+    their own; the row asks for the lockstep pass instead (``moments``).
 
     A cell measured on base but not on head is an error, unless the head ran its benchmark at other cells: then
     the head's profile no longer has it (e.g. the reference timed at one scale) and it goes to ``dropped``."""
     benchmark_of, kind = (COLLECTOR_STEP, "collector_head_vs_base") if collector else (TIME, "head_vs_base")
+    paired_of = COLLECTOR_AGAINST_BASE if collector else AGAINST_BASE
     costs = COLLECTOR_COST if collector else COST
     if not base:
         return [
@@ -653,28 +693,55 @@ def _head_vs_base(
             )
         ]
     rows = []
-    for (benchmark, task, impl, n, t), c in sorted(cells.items()):
-        if benchmark != benchmark_of or impl not in policy.head_vs_base or c.status == "failed":
+    keys = sorted(
+        {
+            (task, impl, n, t)
+            for (b, task, impl, n, t) in cells
+            if b == benchmark_of or (lockstep and b == paired_of)
+        }
+    )
+    for task, impl, n, t in keys:
+        c = cells.get((benchmark_of, task, impl, n, t))
+        if impl not in policy.head_vs_base or (c is not None and c.status == "failed"):
             continue  # failures are correctness rows
         where = _hvb_cell(machine, placement, task, impl, n, t, kind)
-        a = base.get((benchmark, task, impl, n, t))
+        a = base.get((benchmark_of, task, impl, n, t))
         margin = policy.head_vs_base_margin
-        fail_margin, note = floors.fail_margin(machine, t, margin)
-        if c.status != "ok":
-            rows.append(Row(**where, margin=margin, decision=Decision.ERROR, reason=f"head: {c.message}"))
-            continue
-        if a is None or a.status != "ok":
-            state = "not measured" if a is None else (a.message or a.status)
+        paired = cells.get((paired_of, task, impl, n, t)) if lockstep else None
+        if paired is not None and paired.status == "failed":
             rows.append(
-                Row(**where, margin=margin, decision=Decision.ERROR, reason=f"base {base_sha[:12]}: {state}")
+                Row(**where, margin=margin, decision=Decision.ERROR, reason=f"lockstep: {paired.message}")
             )
             continue
-        estimate = stats.unpaired_estimate(
-            summary_of(a), summary_of(c), margin=margin, fail_margin=fail_margin
-        )
+        if paired is not None and paired.status == "ok":
+            estimate = stats.paired_estimate(summary_of(paired), margin=margin)
+            note = f"timed against the base in lockstep ({paired.groups} worker pairs)"
+            moments = False
+        else:
+            if c is None or c.status != "ok":
+                state = "not measured" if c is None else (c.message or c.status)
+                rows.append(Row(**where, margin=margin, decision=Decision.ERROR, reason=f"head: {state}"))
+                continue
+            if a is None or a.status != "ok":
+                state = "not measured" if a is None else (a.message or a.status)
+                rows.append(
+                    Row(
+                        **where,
+                        margin=margin,
+                        decision=Decision.ERROR,
+                        reason=f"base {base_sha[:12]}: {state}",
+                    )
+                )
+                continue
+            fail_margin, note = floors.fail_margin(machine, t, margin)
+            estimate = stats.unpaired_estimate(
+                summary_of(a), summary_of(c), margin=margin, fail_margin=fail_margin
+            )
+            moments = True
         if collector:
             note = _join(note, f"us per env-step: {_phases(cells, task, impl, n, t)}")
         row = _estimate_row(estimate, **where, reason=note)
+        row.moments = moments
         rows.append(
             _with_cost(
                 row, base, cells, impl, margin=policy.cost_margin, policy=policy, floors=floors, costs=costs
@@ -697,6 +764,7 @@ def _head_vs_base(
             and impl in policy.head_vs_base
             and a.status == "ok"
             and key not in cells
+            and (paired_of, task, impl, n, t) not in cells
             and (task, impl, n, t) not in failed
         ):
             if dropped is not None and benchmark in measured:

@@ -50,6 +50,8 @@ class Policy:
     cost_for_parallel: bool = (
         True  # the 1-thread cost of a kernel and scale also backs its multi-thread cells
     )
+    # A cost ratio below this (B/A) while time does not fall with it is implausible: an error, never a pass
+    cost_plausible: float = 0.5
 
     def margin_for(self, task: str, num_envs: int | None) -> float:
         best = self.margin
@@ -120,6 +122,10 @@ class Policy:
             raise PolicyError(
                 f"{source}: cost_metric must be one of {', '.join(COST_METRICS)} or none, got {self.cost_metric!r}"
             )
+        if not 0 < self.cost_plausible < 1:
+            raise PolicyError(
+                f"{source}: cost_plausible must be a fraction in (0, 1), got {self.cost_plausible!r}"
+            )
         if not 0 <= self.cost_margin < 1:
             raise PolicyError(f"{source}: cost_margin must be a fraction in [0, 1), got {self.cost_margin!r}")
         if not 1 <= self.min_rounds <= self.max_rounds:
@@ -144,6 +150,7 @@ _TYPES = {
     "cost_metric": str,
     "cost_margin": (int, float),
     "cost_for_parallel": bool,
+    "cost_plausible": (int, float),
 }
 
 

@@ -18,6 +18,8 @@ MAX_MESSAGE = (
 PLACEMENT = "placement"  # where a benchmark process ran (every process writes one)
 PAIRED = "paired"  # in-process pairs of an implementation and the baseline (hot slice)
 COLLECTOR_PAIRED = "collector_paired"  # the same for collector steps, with each side's phases
+AGAINST_BASE = "against_base"  # a head's kernel against the base's, in lockstep (impl_s: the head's time)
+COLLECTOR_AGAINST_BASE = "collector_against_base"  # the same for collector steps
 COLLECTOR_CHECK = "collector_check"  # every implementation's collector against the reference
 COLLECTOR = "collector"  # a collector run's report (the full profile's phase tracks)
 COST = "cost"  # one cost pass: every cell's per-call instructions and simulated cache misses
@@ -26,7 +28,7 @@ PROCESS = "process"  # where a benchmark process's time went (``fusegate profile
 HOT_SLICE_METRICS = "hot_slice_metrics"  # bandwidth and CPU utilisation of a cell (full profile)
 
 # The suites a failure record can name: the asv module of the benchmark that raised, or its class's suite.
-SUITES = ("hot_slice", "cost", "collector", "collector_cost")
+SUITES = ("hot_slice", "cost", "collector", "collector_cost", "against_base", "collector_against_base")
 # A message ends with this when it was cut to MAX_MESSAGE.
 CUT = " [...]"
 

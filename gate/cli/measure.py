@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gate import domain, git
@@ -50,6 +50,7 @@ class Side:
     tree: Path
     results: Path
     meter_sha: str | None = None  # whose meter measures it (None: its own)
+    against: Side | None = None  # the base it is timed against in lockstep (the AgainstBase suites)
 
     def log(self) -> Path:
         return Path(".fusegate") / "logs" / f"asv-{self.sha[:12]}.log"
@@ -73,10 +74,13 @@ def _asv_env(side: Side, repo: Path) -> dict:
     }
     if side.tree != repo:  # the worktree's kernels and benchmarks, not the installed ones
         env["ASV_PYTHONPATH"] = str(side.tree)
+    if side.against is not None:
+        env["FUSEGATE_BENCH_AGAINST"] = str(side.against.tree)
+        env["FUSEGATE_BENCH_AGAINST_COMMIT"] = side.against.sha
     return env
 
 
-def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
+def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None = None) -> float:
     """Run asv on ``side`` once per (extra arguments, ``asvrun.Call``) with a progress line; returns the wall
     seconds."""
     from gate.runner import asvrun
@@ -92,7 +96,7 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
                 estimate.next_call()
             code = asvrun.run(
                 (*run, *extra),
-                env=_asv_env(side, repo),
+                env={**_asv_env(side, repo), **(env or {})},
                 cwd=side.tree,
                 log=log,
                 estimate=estimate,
@@ -104,19 +108,18 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console) -> float:
     return time.monotonic() - t0
 
 
-def _profile_calls(rounds: int | None, results: Path, machine: str | None) -> list:
+def _profile_calls(rounds: int | None, results: Path, machine: str | None, *, against: bool = False) -> list:
     """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell
-    (None: each class's own)."""
+    (None: each class's own), and for a head with a base to time against, the lockstep pass."""
     from gate.runner import asvrun
 
+    paired = int(os.environ.get("FUSEGATE_BENCH_PAIRED_ROUNDS") or domain.PAIRED_ROUNDS)
+    runs = domain.gate_asv_runs(rounds, paired_rounds=paired)
+    runs += [("--bench", domain.GATE_BENCH_AGAINST)] if against else []
+    once = (domain.GATE_BENCH_EXACT, domain.GATE_BENCH_AGAINST)
     return [
-        (
-            extra,
-            asvrun.plan(
-                extra[1], 1 if extra[1] == domain.GATE_BENCH_EXACT else rounds or 3, results, machine
-            ),
-        )
-        for extra in domain.gate_asv_runs(rounds)
+        (extra, asvrun.plan(extra[1], 1 if extra[1] in once else rounds or 3, results, machine))
+        for extra in runs
     ]
 
 
@@ -135,7 +138,7 @@ def measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_ti
         soft_wrap=True,
     )
     since = time.time()
-    calls = _profile_calls(rounds, side.results, machine)
+    calls = _profile_calls(rounds, side.results, machine, against=side.against is not None)
     wall = _asv_calls(calls, side=side, repo=repo, console=console)
     rows = time_profile(side.results, side.sha, since=since, total_s=wall)
     if profile_time:
@@ -230,8 +233,9 @@ def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[
         )
         for name, patterns in todo.items():
             extra = ("--append-samples", "-a", f"rounds={ROUNDS_STEP}", *rounds.bench_args(patterns))
+            cells = rounds.duet_cells(patterns)  # the lockstep pass times only the open cells
             _asv_calls([(extra, asvrun.Call(steps[name], ROUNDS_STEP))], side=sides[name], repo=repo,
-                       console=console)  # fmt: skip
+                       console=console, env={"FUSEGATE_BENCH_DUET_CELLS": cells} if cells else None)  # fmt: skip
         evaluation = judge(quiet=True)
         counts = {
             d: sum(c.decision == d for c in evaluation.comparisons) for d in ("pass", "fail", "inconclusive")
@@ -266,7 +270,8 @@ def gate_measured(args: argparse.Namespace):
     else:
         sides = {"head": side_of(repo, "head", head, results, meter=base)}
         if base != head:
-            sides = {"base": side_of(repo, "base", base, results), **sides}
+            base_side = side_of(repo, "base", base, results)
+            sides = {"base": base_side, "head": replace(sides["head"], against=base_side)}
     if lineage is not None and lineage.meter_changes:
         console.print(
             f"  head changes the meter ({', '.join(lineage.meter_changes[:4])}"

@@ -171,9 +171,10 @@ def _provenance_of(records: list[dict], file: str) -> dict:
     for key in ("subject", "meter"):
         if key in value and not (isinstance(value[key], str) and re.fullmatch(r"[0-9a-f]{8,64}", value[key])):
             raise IngestError(file, f"{where}.{key}", "expected a content id of 8-64 hex digits")
-    commit = value.get("meter_commit")
-    if commit is not None and not (isinstance(commit, str) and SHA.match(commit)):
-        raise IngestError(file, f"{where}.meter_commit", "expected a full 40-digit hex SHA or null")
+    for key in ("meter_commit", "against"):
+        commit = value.get(key)
+        if commit is not None and not (isinstance(commit, str) and SHA.match(commit)):
+            raise IngestError(file, f"{where}.{key}", "expected a full 40-digit hex SHA or null")
     problems = value.get("problems", [])
     if not (isinstance(problems, list) and len(problems) <= 20 and all(isinstance(x, str) for x in problems)):
         raise IngestError(file, f"{where}.problems", "expected at most 20 messages")
@@ -181,7 +182,7 @@ def _provenance_of(records: list[dict], file: str) -> dict:
         if len(text) > sidecar.MAX_MESSAGE:
             raise IngestError(file, f"{where}.problems[{i}]", f"longer than {sidecar.MAX_MESSAGE} characters")
     plain(value, file, where=where)
-    return {k: value[k] for k in ("subject", "meter", "meter_commit", "problems") if k in value}
+    return {k: value[k] for k in ("subject", "meter", "meter_commit", "problems", "against") if k in value}
 
 
 def _placement_of(records: list[dict], file: str) -> tuple[dict, dict, dict]:
@@ -444,8 +445,11 @@ def _cost_results(records: list[dict]) -> list[ResultRecord] | None:
             value = cell.get(metric)
             if value is None and not cell.get("error") and metric != "instructions":
                 continue  # counted without the cache simulation: instructions only
+            calls = cell.get("calls")
+            saw_none = isinstance(calls, int) and not isinstance(calls, bool) and calls < 1
             ok = (
                 not cell.get("error")
+                and not saw_none
                 and isinstance(value, (int, float))
                 and math.isfinite(value)
                 and value > 0
@@ -463,7 +467,11 @@ def _cost_results(records: list[dict]) -> list[ResultRecord] | None:
                     samples=[[float(value)]] if ok else [],
                     message=""
                     if ok
-                    else sidecar.message(f"under callgrind: {cell.get('error') or f'no {metric}'}"),
+                    else sidecar.message(
+                        "under callgrind: the measurement saw no call of the kernel"
+                        if saw_none and not cell.get("error")
+                        else f"under callgrind: {cell.get('error') or f'no {metric}'}"
+                    ),
                 )
             )
     return out

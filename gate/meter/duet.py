@@ -6,10 +6,14 @@ side is a long-lived worker process that imports its own tree (its commit's subj
 load the same cell (task, implementation, envs, threads) on the same synthetic snapshot laid out at the same
 cache-line offsets, and the coordinator asks them for one timed sample at a time, in random order within each
 pair, so whatever the machine does in a given second it does to both. Two processes share the cores, so their
-OpenMP threads wait passively (``OMP_WAIT_POLICY=PASSIVE``): a spinning idle worker took the cores of the measuring
-one and made 2-thread samples jump between 0.5 and 16 ms on 2 vCPUs; both sides run the same policy. Each sample
-starts with an untimed call (it wakes the worker's threads; an idle vCPU takes milliseconds to wake), and
-``SETTLE_S`` separates samples.
+OpenMP threads spin only briefly before they sleep (``GOMP_SPINCOUNT=30000``, then passive): with libgomp's default
+spin an idle worker took the cores of the measuring one and made 2-thread samples jump between 0.5 and 16 ms on 2
+vCPUs, while sleeping at once made every call of a small kernel pay a thread wake-up (pair medians of an A/A at
+256 envs, 2 threads, spread 0.74-1.52 instead of 0.89-1.06). Both sides run the same policy. Each sample starts
+with an untimed call (it wakes the worker's threads; an idle vCPU takes milliseconds to wake), and ``SETTLE_S``
+separates samples, longer than the spin. A cell of fewer threads than CPUs runs both workers on the same
+randomly chosen CPUs: this VM's vCPUs differ in speed for minutes at a time (1-thread pair medians of an A/A
+spread 0.55-1.53 unpinned, 0.92-1.06 pinned).
 
 Each worker applies the environment's placement (``gate.meter.placement``) before it allocates, and replies
 with its own clock: the coordinator's pipe and scheduling are never in a sample.
@@ -32,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-SETTLE_S = 0.001  # between samples
+SETTLE_S = 0.003  # between samples: longer than an idle worker's OpenMP threads spin (GOMP_SPINCOUNT)
 MIN_SAMPLE_S = (
     0.005  # a sample lasts at least this long (calls are repeated): timer and call overheads vanish
 )
@@ -60,14 +64,27 @@ class DuetError(RuntimeError):
 
 class _Worker:
     def __init__(self) -> None:
+        import gate.meter
+        import kernels
         from gate.meter.placement import Placement
 
+        tree = Path.cwd().resolve()
+        for module in (kernels, gate.meter):  # an installed copy must never stand in for the tree's own code
+            where = Path(module.__file__).resolve()
+            if not where.is_relative_to(tree):
+                raise DuetError(f"{module.__name__} came from {where.parent}, not from the tree {tree}")
         self.applied = Placement.from_env().apply()  # before any array exists
         self.call = None
+        self.inputs: dict[
+            tuple[str, int], dict
+        ] = {}  # synthetic snapshots made so far (32768 envs: ~1 s each)
 
-    def load(self, cell: Cell, layout_seed: int) -> dict:
+    def load(self, cell: Cell, layout_seed: int, cpus: list[int] | None = None) -> dict:
         import numba
         import numpy as np
+
+        if cpus:  # the same CPUs as the other worker's: vCPUs of a VM differ in speed, for minutes at a time
+            os.sched_setaffinity(0, cpus)
 
         import kernels
         from gate.meter.placement import first_touch
@@ -85,9 +102,10 @@ class _Worker:
 
             self.call = step
         else:
-            snap = first_touch(
-                make_inputs(cell.task, cell.num_envs, 0), rng=np.random.default_rng(layout_seed)
-            )
+            key = (cell.task, cell.num_envs)
+            if key not in self.inputs:
+                self.inputs[key] = make_inputs(cell.task, cell.num_envs, 0)
+            snap = first_touch(self.inputs[key], rng=np.random.default_rng(layout_seed))
             kernel = kernels.load(cell.task, cell.impl, num_envs=cell.num_envs, threads=cell.threads)
             self.call = lambda: kernel.update_state(snap)
         t0 = time.perf_counter()
@@ -119,7 +137,7 @@ def worker_main() -> int:
             if worker is None:
                 worker = _Worker()
             if request["op"] == "load":
-                reply = worker.load(Cell(**request["cell"]), request["layout_seed"])
+                reply = worker.load(Cell(**request["cell"]), request["layout_seed"], request.get("cpus"))
             elif request["op"] == "sample":
                 reply = worker.sample(int(request["loops"]), int(request.get("warm", 1)))
             elif request["op"] == "quit":
@@ -187,9 +205,19 @@ class Pair:
 class Duet:
     """A head worker and a base worker, each importing its own tree; ``pairs`` alternates their samples."""
 
-    def __init__(self, head_tree: Path, base_tree: Path, *, env: dict | None = None, seed: int | None = None):
+    def __init__(
+        self,
+        head_tree: Path,
+        base_tree: Path,
+        *,
+        env: dict | None = None,
+        seed: int | None = None,
+        pin: bool = True,
+    ):
+        self.pin = pin
         env = {
             "OMP_WAIT_POLICY": "PASSIVE",
+            "GOMP_SPINCOUNT": "30000",
             **{k: v for k, v in (env or os.environ).items() if k != "PYTHONPATH"},
         }
         self.sides = {"head": _Side("head", head_tree, env), "base": _Side("base", base_tree, env)}
@@ -206,9 +234,16 @@ class Duet:
             side.close()
 
     def load(self, cell: Cell) -> dict[str, int]:
-        """Both sides load ``cell`` on one layout; returns the loops per sample of each (>= MIN_SAMPLE_S)."""
+        """Both sides load ``cell`` on one layout and, for a cell of fewer threads than CPUs, on the same randomly
+        chosen CPUs; returns the loops per sample of each (>= MIN_SAMPLE_S)."""
         layout = self.rng.randrange(2**31)
-        replies = {name: side.ask({"op": "load", "cell": asdict(cell), "layout_seed": layout})
+        allowed = sorted(os.sched_getaffinity(0))
+        cpus = (
+            sorted(self.rng.sample(allowed, cell.threads))
+            if self.pin and cell.threads < len(allowed)
+            else None
+        )
+        replies = {name: side.ask({"op": "load", "cell": asdict(cell), "layout_seed": layout, "cpus": cpus})
                    for name, side in self.sides.items()}  # fmt: skip
         slowest = max(r["one_s"] for r in replies.values())
         loops = max(1, int(MIN_SAMPLE_S / max(slowest, 1e-9)) + 1)
@@ -217,6 +252,7 @@ class Duet:
     def pairs(self, cell: Cell, count: int, *, warmup: int = 2) -> list[Pair]:
         """``count`` pairs of one sample per side, in random order within each pair, after ``warmup`` pairs."""
         loops = self.load(cell)
+        warm = 0 if cell.kind == COLLECTOR else 1  # a collector step is tens of ms: nothing to wake for
         out = []
         for k in range(warmup + count):
             order = ["head", "base"]
@@ -224,7 +260,7 @@ class Duet:
             got = {}
             for name in order:
                 time.sleep(SETTLE_S)
-                got[name] = self.sides[name].ask({"op": "sample", "loops": loops[name]})["s"]
+                got[name] = self.sides[name].ask({"op": "sample", "loops": loops[name], "warm": warm})["s"]
             if k >= warmup:
                 out.append(Pair(head_s=got["head"], base_s=got["base"], first=order[0]))
         return out

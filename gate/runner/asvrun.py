@@ -31,6 +31,8 @@ DEFAULT_SECONDS = {
     "collector.CollectorPaired": 25.0,
     "hot_slice.HotSlice": 215.0,
     "hot_slice.Paired": 50.0,
+    "hot_slice.AgainstBase": 120.0,
+    "collector.CollectorAgainstBase": 45.0,
 }
 _LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
 _DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")

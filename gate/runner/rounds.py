@@ -17,6 +17,8 @@ from gate.bot.report import open_cells
 TIME = r"hot_slice\.HotSlice\.time_update_state"
 PAIRED = r"hot_slice\.Paired\.track_ratio"
 COLLECTOR_PAIRED = r"collector\.CollectorPaired\.track_ratio"
+AGAINST_BASE = r"hot_slice\.AgainstBase\.track_ratio"
+COLLECTOR_AGAINST_BASE = r"collector\.CollectorAgainstBase\.track_ratio"
 
 
 def _combo(benchmark: str, task: str, impl: str | None, num_envs, threads) -> str:
@@ -35,16 +37,26 @@ def benches_for(row, baseline: str) -> list[str]:
         return [_combo(TIME, task, impl, n, None), _combo(TIME, task, baseline, n, None)] + (
             [_combo(PAIRED, task, impl, n, t)] if t is not None else []
         )
-    if kind == "head_vs_base":
-        return [_combo(TIME, task, impl, n, t)]
+    if kind == "head_vs_base":  # the head timed against the base in lockstep: a pass of the head's side
+        return [_combo(AGAINST_BASE, task, impl, n, t)]
     if kind == "collector_vs_baseline":
         return [_combo(COLLECTOR_PAIRED, task, impl, n, t)]
-    if kind == "collector_head_vs_base":  # the baseline's steps come from every process it was paired in
-        return [_combo(COLLECTOR_PAIRED, task, None if impl == baseline else impl, n, t)]
+    if kind == "collector_head_vs_base":
+        return [_combo(COLLECTOR_AGAINST_BASE, task, impl, n, t)]
     return []
 
 
-HEAD_VS_BASE = ("head_vs_base", "collector_head_vs_base", "paired_head_vs_base")  # samples from both commits
+HEAD_VS_BASE = ("paired_head_vs_base",)  # rows whose samples come from both commits' own measurements
+
+
+def duet_cells(patterns: Iterable[str]) -> str:
+    """``FUSEGATE_BENCH_DUET_CELLS`` for the lockstep patterns among ``patterns``: the pass then times only them."""
+    cells = []
+    for p in patterns:
+        m = re.search(r"AgainstBase\\\.track_ratio\\\('([^']+)', '([^']+)', (\d+), (\d+)\\\)", p)
+        if m:
+            cells.append("/".join(m.groups()))
+    return ",".join(dict.fromkeys(cells))
 
 
 def open_benches(

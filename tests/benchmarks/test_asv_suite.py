@@ -28,6 +28,8 @@ EXPECTED = {
     },
     "collector.CollectorCheck.track_reward_max_diff": "track",
     "collector.CollectorPaired.track_ratio": "track",
+    "hot_slice.AgainstBase.track_ratio": "track",
+    "collector.CollectorAgainstBase.track_ratio": "track",
     **{
         f"collector.Collector.track_{name}": "track"
         for name in (
@@ -90,7 +92,7 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
     keeps them; they are what ``fusegate run`` selects (``gate_asv_runs``)."""
     import re
 
-    from gate.domain import GATE_BENCH_EXACT, gate_asv_runs
+    from gate.domain import GATE_BENCH_AGAINST, GATE_BENCH_EXACT, gate_asv_runs
 
     found = {name for name in _discover(tmp_path) if name != "version"}
     cost = {
@@ -98,13 +100,16 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
         "cost.CollectorCost.track_instructions",
     }  # the sidecar has the rest
     collector = {"collector.CollectorCheck.track_reward_max_diff", "collector.CollectorPaired.track_ratio"}
+    # the lockstep passes of a head against its base (skipped without a base tree: fusegate gate --measure)
+    against = {"hot_slice.AgainstBase.track_ratio", "collector.CollectorAgainstBase.track_ratio"}
     assert found == {
         "hot_slice.HotSlice.time_update_state",
         "hot_slice.Paired.track_ratio",
         *cost,
         *collector,
+        *against,
     }
-    selected = [args[args.index("--bench") + 1] for args in gate_asv_runs(3)]
+    selected = [args[args.index("--bench") + 1] for args in gate_asv_runs(3)] + [GATE_BENCH_AGAINST]
     assert {name for name in found if any(re.search(regex, name) for regex in selected)} == found
     exact = {name for name in found if re.search(GATE_BENCH_EXACT, name)}
     assert exact == {*cost, "collector.CollectorCheck.track_reward_max_diff"}  # one measurement per commit

@@ -78,6 +78,14 @@ def benchmarks_json() -> dict:
             "type": "track",
             "version": "1",
         },
+        domain.AGAINST_BASE: {
+            "name": domain.AGAINST_BASE,
+            "param_names": list(domain.GRID),
+            "params": grid(GRID_PARAMS["impl"]),
+            "unit": "ratio",
+            "type": "track",
+            "version": "1",
+        },
     }
 
 
@@ -111,6 +119,7 @@ def write(
     collector_costs=None,
     collector_failed: dict | None = None,
     provenance: dict | None = None,
+    against=None,
 ) -> Path:
     """A results dir under ``root``: ``times(cell) -> samples or None`` (skipped) and ``pairs(cell) -> list of
     per-process pair-ratio lists``; ``failed`` cells are recorded as asv records a raising benchmark.
@@ -174,6 +183,17 @@ def write(
             result=values, samples=samples, number=numbers, errcode=0, stderr="", profile=None
         )
         results.add_result(benchmarks[name], result, record_samples=True)
+    if against is not None:
+        values = []
+        for combo in itertools.product(*(GRID_PARAMS[n] for n in domain.GRID)):
+            cell = dict(zip(domain.GRID, combo, strict=True))
+            processes = against(cell)
+            values.append(float("nan") if processes is None else 1.0)
+            for ratios in processes or []:
+                record = {**cell, "baseline": "base", "base_commit": (provenance or {}).get("against"),
+                          "pairs": [{"base_s": 1e-3, "impl_s": 1e-3 * r, "first": "base"} for r in ratios]}  # fmt: skip
+                lines.append(sidecar_line("against_base", record, commit=commit, env=env, applied=applied))
+        _track(results, benchmarks[domain.AGAINST_BASE], values)
     if costs is not None:
         _write_costs(results, benchmarks, costs, domain.COST, GRID_PARAMS["num_envs"])
     if collector is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gate import domain
@@ -117,16 +118,36 @@ def test_multi_thread_cells_can_be_left_to_time(store_url, tmp_path):
 
 
 def test_a_time_regression_fails_even_when_cost_passes(store_url, tmp_path, repo):
-    """Parallel overheads (or anything callgrind does not see) show only in time: either signal can fail."""
+    """Parallel overheads (or anything callgrind does not see) show only in time: either signal can fail. The head
+    timed against the base in lockstep: its ratios decide."""
     path, base, head = repo
     _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
     slow = lambda c: 1.3 if c["impl"] == "handwritten" and c["threads"] == 2 else 1.0  # noqa: E731
-    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=_costs()))
+    rng = np.random.default_rng(3)
+    lockstep = lambda c: [slow(c) * rng.lognormal(0, 0.03, 30) for _ in range(3)]  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=_costs(), against=lockstep,
+                                provenance={"against": base}))  # fmt: skip
     e = _evaluate(store_url, path, base, head)
     assert e.verdict == "reject"
     rows = [c for c in _by_decision(e, "fail") if c.kind == "head_vs_base"]
     assert rows and all(c.signal == "time" and c.threads == 2 and c.impl == "handwritten" for c in rows)
     assert all(c.cost_ratio == pytest.approx(1.0) and "within 1.0%" in c.reason for c in rows)
+    assert all("in lockstep (3 worker pairs)" in c.reason for c in rows)
+
+
+def test_raw_times_of_two_moments_never_fail_a_row_on_their_own(store_url, tmp_path, repo):
+    """The same 30% as above in raw times only (the base measured once, earlier): the machine's slow phase looks
+    exactly like this, so the rows are inconclusive and ask for the lockstep pass."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    slow = lambda c: 1.3 if c["impl"] == "handwritten" and c["threads"] == 2 else 1.0  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=_costs()))
+    e = _evaluate(store_url, path, base, head)
+    rows = [
+        c for c in e.comparisons if c.kind == "head_vs_base" and c.impl == "handwritten" and c.threads == 2
+    ]
+    assert rows and all(c.decision == "inconclusive" and "different moments" in c.reason for c in rows)
+    assert not _by_decision(e, "fail") and e.verdict == "inconclusive"
 
 
 def test_implementation_vs_baseline_carries_the_cost_ratio(store_url, tmp_path, repo):
@@ -211,10 +232,11 @@ def test_a_time_fail_stands_when_the_cost_pass_failed(store_url, tmp_path, repo)
     _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
     costs = _costs()
     slow = lambda c: 1.3 if _walk_hw_4096(c) and c["threads"] == 1 else 1.0  # noqa: E731
-    _ingest(
-        store_url,
-        _measure(tmp_path / "b", head, slow=slow, costs=lambda c: "failed" if _walk_hw_4096(c) else costs(c)),
-    )
+    rng = np.random.default_rng(4)
+    lockstep = lambda c: [slow(c) * rng.lognormal(0, 0.03, 30) for _ in range(3)]  # noqa: E731
+    failed_cost = lambda c: "failed" if _walk_hw_4096(c) else costs(c)  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=failed_cost, against=lockstep,
+                                provenance={"against": base}))  # fmt: skip
     e = _evaluate(store_url, path, base, head)
     assert e.verdict == "reject"
     [row] = [c for c in _by_decision(e, "fail") if c.kind == "head_vs_base"]
@@ -303,3 +325,44 @@ def test_paired_ratios_head_vs_base_pass_an_aa_and_catch_a_relative_slowdown_cos
                if c.kind == "paired_head_vs_base" and c.decision == "fail"]  # fmt: skip
     assert {(c.task, c.signal) for c in by_cost} == {("g1_walk", "cost")}
     assert all(c.cost_ratio == pytest.approx(1.03) for c in by_cost)
+
+
+def test_an_implausible_cost_drop_is_an_error_never_a_pass(store_url, tmp_path, repo):
+    """Instructions down 99% while time stays: a meter that stopped counting (a cost worker that runs the kernel
+    uninstrumented), not a faster kernel."""
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
+    hidden = lambda c: 0.009 if c["impl"] == "assembled" else 1.0  # noqa: E731
+    _ingest(store_url, _measure(tmp_path / "b", head, costs=_costs(hidden), lockstep_with=base,
+                                slow=lambda c: 1.08 if c["impl"] == "assembled" else 1.0))  # fmt: skip
+    e = _evaluate(store_url, path, base, head)
+    rows = [c for c in e.comparisons if c.kind == "head_vs_base" and c.impl == "assembled"]
+    assert rows and all(c.decision in ("error", "fail") for c in rows)
+    assert any(c.decision == "error" and "implausible" in c.reason for c in rows)
+    assert not any(c.decision == "pass" for c in rows) and e.verdict in ("error", "reject")
+
+
+def test_a_cost_measurement_that_saw_no_call_is_an_error(store_url, tmp_path):
+    import json
+
+    from benchmarks import _common
+    from gate.store import db, queries
+
+    commit = gitrepo.commit(tmp_path / "r2", policy=POLICY)
+    results = _measure(tmp_path / "c", commit, costs=_costs())
+    cells = [{"task": "g1_walk", "impl": "assembled", "num_envs": 4096, "kind": "update_state", "calls": 0,
+              "instructions": 1.0, "l1_misses": None, "ll_misses": None, "estimated_cycles": None, "error": ""}]  # fmt: skip
+    line = _common.sidecar_line(
+        "cost", {"cost": {"cells": cells}}, commit=commit, env="env", applied=_common.place()
+    )
+    del line["provenance"]
+    with open(results.parent / "fusegate" / commit[:8] / "records.jsonl", "a") as f:
+        f.write(json.dumps(line) + "\n")
+    _ingest(store_url, results)
+    with db.transaction(store_url) as session:
+        (cell,) = [
+            c
+            for *_, c in queries.summaries(session, commit_sha=commit)
+            if c.benchmark == domain.COST["instructions"] and c.impl == "assembled"
+        ]
+    assert cell.status == "failed" and "saw no call" in cell.message

@@ -33,9 +33,12 @@ def _measure(
     messages=None,
     noise=0.02,
     provenance=None,
+    against=None,
+    lockstep_with=None,
 ):
     """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio,
-    ``costs(cell)`` gives the cost suite's values (``asv_results.write``); ``noise`` is the times' log sigma."""
+    ``costs(cell)`` gives the cost suite's values (``asv_results.write``); ``noise`` is the times' log sigma.
+    ``lockstep_with=BASE``: the commit was also timed against BASE in lockstep, with ``slow``'s effect."""
     rng = np.random.default_rng(seed)
 
     def times(cell):
@@ -52,6 +55,10 @@ def _measure(
         effect = paired_effect(cell) if paired_effect else 1.0
         return [effect * rng.lognormal(0, 0.03, 40) for _ in range(5)]  # 5 processes
 
+    if lockstep_with is not None:
+        provenance = {**(provenance or {}), "against": lockstep_with}
+        if against is None:
+            against = lambda c: [(slow(c) if slow else 1.0) * rng.lognormal(0, 0.03, 30) for _ in range(3)]  # noqa: E731
     return asv_results.write(
         root,
         machine=machine,
@@ -63,6 +70,7 @@ def _measure(
         costs=costs,
         messages=messages,
         provenance=provenance,
+        against=against,
     )
 
 
@@ -146,6 +154,7 @@ def test_head_slower_than_base_is_rejected(store_url, tmp_path, repo):
             tmp_path / "b",
             head,
             slow=lambda c: 1.2 if c["impl"] == "handwritten" and c["threads"] == 1 else 1.0,
+            lockstep_with=base,
         ),
     )
     e = _evaluate(store_url, path, base, head)
@@ -286,6 +295,9 @@ def test_cli_gate_exit_codes_and_json(tmp_path, repo, monkeypatch, capsys):
     assert "REJECT" in capsys.readouterr().out
     assert cli.main(["gate", "--base", "no-such-ref", "--db", url]) == 64  # a bad value: usage
     assert "cannot resolve 'no-such-ref'" in capsys.readouterr().err
+    bad = gitrepo.commit(path, policy="margin = 'wide'\n", message="a policy that cannot be read")
+    assert cli.main(["gate", "--base", bad, "--head", head, "--db", url]) == 78  # fix the configuration
+    assert "margin must be int or float, got 'wide'" in capsys.readouterr().err
 
 
 def test_a_head_measured_on_other_hardware_under_the_same_name_is_an_error(store_url, tmp_path, repo):
@@ -295,9 +307,6 @@ def test_a_head_measured_on_other_hardware_under_the_same_name_is_an_error(store
     [sidecar] = (tmp_path / "b" / "fusegate" / head[:8]).glob("*.jsonl")
     lines = [json.loads(x) for x in sidecar.read_text().splitlines()]
     for line in lines:
-    bad = gitrepo.commit(path, policy="margin = 'wide'\n", message="a policy that cannot be read")
-    assert cli.main(["gate", "--base", bad, "--head", head, "--db", url]) == 78  # fix the configuration
-    assert "margin must be int or float, got 'wide'" in capsys.readouterr().err
         line["machine"]["cpu_model"] = "another CPU"
     sidecar.write_text("".join(json.dumps(x) + "\n" for x in lines))
     _ingest(store_url, results)

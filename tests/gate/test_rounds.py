@@ -33,6 +33,8 @@ ALL = [
     *_names("hot_slice.Paired.track_ratio"),
     *_names("collector.CollectorPaired.track_ratio"),
     *_names("cost.Cost.track_instructions"),
+    *_names("hot_slice.AgainstBase.track_ratio"),
+    *_names("collector.CollectorAgainstBase.track_ratio"),
 ]
 
 
@@ -50,8 +52,9 @@ def test_each_kind_selects_exactly_the_benchmarks_behind_it():
         return _selected(rounds.benches_for(row, "handwritten"))
 
     assert pick(_row("impl_vs_baseline")) == {"hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"}
+    # head vs base: the lockstep pass of the head against the base, that cell only
     assert pick(_row("head_vs_base", "numpy")) == {
-        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)"
+        "hot_slice.AgainstBase.track_ratio('g1_walk', 'numpy', 4096, 1)"
     }
     assert pick(_row("best_threads", threads=2)) == {
         *(f"hot_slice.HotSlice.time_update_state('g1_walk', '{i}', 4096, {t})" for i in ("assembled", "handwritten")
@@ -61,9 +64,8 @@ def test_each_kind_selects_exactly_the_benchmarks_behind_it():
     assert pick(_row("collector_vs_baseline")) == {
         "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)"
     }
-    # the baseline's collector steps come from every process it was paired in
     assert pick(_row("collector_head_vs_base", "handwritten")) == {
-        f"collector.CollectorPaired.track_ratio('g1_walk', '{i}', 4096, 1)" for i in IMPLS
+        "collector.CollectorAgainstBase.track_ratio('g1_walk', 'handwritten', 4096, 1)"
     }
     assert pick(_row("correctness")) == set()  # nothing to add: a failure is decided
 
@@ -81,21 +83,22 @@ def test_only_undecided_rows_under_the_budget_on_this_machine_get_rounds():
     assert len(patterns) == 1
     assert rounds.bench_args(patterns) == ["--bench", patterns[0]]
     everywhere = rounds.open_benches(rows, {"max_rounds": 8}, machine=None)
-    assert "hot_slice.HotSlice.time_update_state('g1_walk', 'handwritten', 4096, 1)" in _selected(everywhere)
+    assert "hot_slice.AgainstBase.track_ratio('g1_walk', 'handwritten', 4096, 1)" in _selected(everywhere)
+    assert rounds.duet_cells(everywhere) == "g1_walk/handwritten/4096/1"  # the lockstep pass times only it
 
 
-def test_the_base_gets_rounds_only_for_rows_that_read_its_samples():
-    rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy"), _row("collector_head_vs_base")]
+def test_the_base_gets_rounds_only_for_rows_that_read_its_own_samples():
+    """Head vs base is timed in lockstep from the head's side; only paired_head_vs_base reads the base's own."""
+    rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy"), _row("paired_head_vs_base")]
     policy = {"max_rounds": 8, "baseline": "handwritten"}
     assert _selected(rounds.open_benches(rows, policy, side="base")) == {
-        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)",
-        "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)",
+        "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"
     }
-    assert len(_selected(rounds.open_benches(rows, policy, side="head"))) == 3
+    assert len(_selected(rounds.open_benches(rows, policy, side="head"))) == 2
 
 
 def test_a_pattern_names_its_benchmark_class():
-    for kind, cls in (("impl_vs_baseline", "hot_slice.Paired"), ("head_vs_base", "hot_slice.HotSlice"),
+    for kind, cls in (("impl_vs_baseline", "hot_slice.Paired"), ("head_vs_base", "hot_slice.AgainstBase"),
                       ("collector_vs_baseline", "collector.CollectorPaired")):  # fmt: skip
         (pattern,) = rounds.benches_for(_row(kind), "handwritten")
         assert rounds.class_of(pattern) == cls
@@ -140,14 +143,16 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
     }
     calls = []
     monkeypatch.setattr(
-        measuring, "_asv_calls", lambda c, *, side, repo, console: calls.append((side.name, c[0][0])) or 1.0
+        measuring,
+        "_asv_calls",
+        lambda c, *, side, repo, console, env=None: calls.append((side.name, c[0][0], env)) or 1.0,
     )
     monkeypatch.setattr(
         measuring, "_per_process", lambda results, sha: {"hot_slice.HotSlice": 0.5, "hot_slice.Paired": 2.0}
     )
     verdicts = iter([_evaluation("approve", [])])
     console = SimpleNamespace(print=lambda *a, **k: None)
-    open_rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy")]
+    open_rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy"), _row("paired_head_vs_base")]
 
     class Judge(SimpleNamespace):
         def __call__(self, quiet=False):
@@ -157,17 +162,19 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
     done = measuring.more_rounds(judge, _evaluation("inconclusive", open_rows), "m1", time.monotonic() + 600, sides,
                                 tmp_path, console, again="again")  # fmt: skip
     assert done.verdict == "approve"
-    (base_extra,) = [extra for name, extra in calls if name == "base"]
-    (head_extra,) = [extra for name, extra in calls if name == "head"]
+    (base_extra, base_env) = next((extra, env) for name, extra, env in calls if name == "base")
+    (head_extra, head_env) = next((extra, env) for name, extra, env in calls if name == "head")
     assert base_extra[:3] == ("--append-samples", "-a", f"rounds={measuring.ROUNDS_STEP}")
     assert _selected(list(head_extra[4::2])) == {
         "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)",
-        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)",
+        "hot_slice.AgainstBase.track_ratio('g1_walk', 'numpy', 4096, 1)",
     }
-    # the base has samples in the head-vs-base row only
+    assert head_env == {"FUSEGATE_BENCH_DUET_CELLS": "g1_walk/numpy/4096/1"}  # the lockstep pass: that cell
+    # the base has samples of its own in the paired head-vs-base row only
     assert _selected(list(base_extra[4::2])) == {
-        "hot_slice.HotSlice.time_update_state('g1_walk', 'numpy', 4096, 1)"
+        "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"
     }
+    assert base_env is None
 
 
 def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_path, monkeypatch):

@@ -1,0 +1,105 @@
+"""``fusegate gate --base B --head H --measure`` end to end, as a user runs it: git -> measurement trees -> asv (the
+base in its own tree, the head's subject with the base's meter, timed against the base in lockstep) -> ingest ->
+verdict. A narrowed profile (one task, three implementations, one scale) keeps it to minutes; the rules
+themselves are tested on stored results elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NARROW = {
+    "FUSEGATE_BENCH_TASKS": "g1_walk",
+    "FUSEGATE_BENCH_IMPLS": "numpy,handwritten,assembled",
+    "FUSEGATE_BENCH_ENVS": "256",
+    "FUSEGATE_BENCH_THREADS": "1,2",
+    "FUSEGATE_BENCH_COLLECTOR_ENVS": "16",
+    "FUSEGATE_BENCH_DUET_ROUNDS": "2",
+}
+WHO = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+}
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env={**os.environ, **WHO}).stdout.strip()  # fmt: skip
+
+
+def _copy_of_this_tree(dest: Path) -> str:
+    """A repository holding this tree's files (committed or not) as its one commit."""
+    files = _git(ROOT, "ls-files", "-co", "--exclude-standard").splitlines()
+    for name in files:
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    _git(dest, "init", "-q", "-b", "main")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", "base")
+    return _git(dest, "rev-parse", "HEAD")
+
+
+def _gate(repo: Path, base: str, head: str, db: str) -> tuple[int, dict]:
+    env = {**os.environ, **NARROW, "FUSEGATE_REPO": str(repo), "PYTHONPATH": str(repo)}
+    done = subprocess.run(
+        [sys.executable, "-m", "gate.cli", "gate", "--base", base, "--head", head, "--measure", "--db", db, "--json",
+         "--max-minutes", "1"],
+        cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=1500,
+    )  # fmt: skip
+    assert done.stdout, done.stderr[-3000:]
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)"
+)
+def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_lockstep(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    base = _copy_of_this_tree(repo)
+    with open(repo / "kernels" / "handwritten" / "g1_walk.py", "a") as f:
+        f.write("\n# The same kernel: a comment to measure it again.\n")
+    with open(repo / "benchmarks" / "hot_slice.py", "a") as f:
+        f.write("\n# An edit of the meter: measured with the base's anyway.\n")
+    _git(repo, "commit", "-q", "-am", "head: a comment in a kernel and in the meter")
+    head = _git(repo, "rev-parse", "HEAD")
+    db = f"sqlite:///{tmp_path / 'gate.db'}"
+    code, out = _gate(repo, base, head, db)
+    rows = out["comparisons"]
+    assert out["verdict"] != "error", [r["reason"] for r in rows if r["decision"] == "error"] + out["reasons"]
+    assert code == {"approve": 0, "reject": 1, "inconclusive": 2}[out["verdict"]]
+    (meter,) = [r for r in rows if r["kind"] == "meter"]
+    assert meter["decision"] == "pass" and "benchmarks/hot_slice.py" in meter["reason"]
+    hvb = [r for r in rows if r["kind"] == "head_vs_base"]
+    assert {(r["impl"], r["threads"]) for r in hvb} >= {
+        ("handwritten", 1),
+        ("handwritten", 2),
+        ("assembled", 2),
+    }
+    assert all("in lockstep" in r["reason"] for r in hvb if r["impl"] != "numpy" or r["threads"] == 1)
+    assert not [r for r in rows if r["decision"] == "fail"]  # the same code: nothing fails
+    assert any(r["kind"] == "collector_head_vs_base" and "in lockstep" in r["reason"] for r in rows)
+    # the head was measured in a tree of its subject and the base's meter
+    tree = repo / ".fusegate" / "worktrees" / f"{head[:12]}-m{base[:12]}"
+    assert "An edit of the meter" not in (tree / "benchmarks" / "hot_slice.py").read_text()
+    assert "a comment to measure it again" in (tree / "kernels" / "handwritten" / "g1_walk.py").read_text()
+    # a docs-only head on the base: nothing measured, judged on the base's results
+    _git(repo, "checkout", "-q", "--detach", base)
+    (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA line of documentation.\n")
+    _git(repo, "commit", "-q", "-am", "docs")
+    docs = _git(repo, "rev-parse", "HEAD")
+    code, out = _gate(repo, base, docs, db)
+    assert any("nothing measured again" in r for r in out["reasons"]), out["reasons"]
+    assert not (repo / ".fusegate" / "worktrees" / f"{docs[:12]}-m{base[:12]}").exists()
