@@ -286,11 +286,12 @@ class Result:
     reasons: list[str] = field(default_factory=list)
 
 
-def run_once(number: int, names: list[str], *, keep: Path | None, max_minutes: float) -> list[Result]:
+def run_once(
+    number: int, names: list[str], *, keep: Path | None, max_minutes: float, base: str
+) -> list[Result]:
     work = Path(keep or tempfile.mkdtemp(prefix="fusegate-scenarios-"))
     work.mkdir(parents=True, exist_ok=True)
     tree = work / "tree"
-    base = _git(ROOT, "rev-parse", "HEAD")
     _run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(tree), base], cwd=ROOT)
     who = {"GIT_AUTHOR_NAME": "scenario", "GIT_AUTHOR_EMAIL": "s@x", "GIT_COMMITTER_NAME": "scenario",
            "GIT_COMMITTER_EMAIL": "s@x"}  # fmt: skip
@@ -342,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--every", type=float, default=0.0, help="minutes from one run's start to the next's")
     p.add_argument("--max-minutes", type=float, default=10.0, help="fusegate gate --max-minutes per head")
     p.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
+    p.add_argument("--base", default="HEAD", help="the commit every scenario changes (default HEAD)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     names = args.scenarios.split(",")
@@ -349,13 +351,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
     rows: list[Result] = []
+    base = _git(ROOT, "rev-parse", args.base)
     started = time.monotonic()
     for k in range(args.runs):
         wait = started + k * args.every * 60 - time.monotonic()
         if wait > 0:
             time.sleep(wait)
         keep = args.keep / f"run{k + 1}" if args.keep else None
-        rows += run_once(k + 1, names, keep=keep, max_minutes=args.max_minutes)
+        rows += run_once(k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base)
     confusion = Counter((r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
         print(json.dumps({"rows": [r.__dict__ for r in rows], "confusion": [[*k, v] for k, v in confusion.items()]},

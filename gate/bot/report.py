@@ -139,6 +139,28 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def verdict_table(evaluation) -> list[str]:
+    """The verdict's rows as a markdown table, problems first (at most ``MAX_ROWS``), then its reasons."""
+    order = {"fail": 0, "error": 1, "inconclusive": 2, "pass": 3}
+    cells = sorted(evaluation.comparisons, key=lambda c: order.get(c.decision, 4))
+    lines = [
+        "| machine | kind | cell | impl vs baseline | time | 95% CI | cost | margin | decision | by | reason |",
+        "|---|---|---|---|--:|--:|--:|--:|---|---|---|",
+    ]
+    for c in cells[:MAX_ROWS]:
+        ci = "-" if c.low is None else f"[{c.low:.3f}, {c.high:.3f}]"
+        lines.append(
+            f"| {_escape(c.machine)} | {c.kind} | {_cell(c)} | {c.impl or '-'} vs {c.baseline or '-'} | "
+            f"{_num(c.ratio, '.3f')} | {ci} | {_num(c.cost_ratio, '.4f')} | {c.margin:.1%} | **{c.decision}** | "
+            f"{c.signal} | {_escape(c.reason)} |"
+        )
+    if len(cells) > MAX_ROWS:
+        rest = cells[MAX_ROWS:]
+        passed = sum(c.decision == "pass" for c in rest)
+        lines.append(f"\n{len(rest)} more cells ({passed} pass) are in the full verdict.")
+    return [*lines, "", *(f"- {_escape(r)}" for r in evaluation.reasons)]
+
+
 def comment(
     *,
     status: Status,
@@ -167,24 +189,6 @@ def comment(
             f"`{base_sha[:12]}`; the edited policy applies once it is merged.",
         ]
     if evaluation is not None and evaluation.comparisons:
-        order = {"fail": 0, "error": 1, "inconclusive": 2, "pass": 3}
-        cells = sorted(evaluation.comparisons, key=lambda c: order.get(c.decision, 4))
-        lines += [
-            "",
-            "| machine | kind | cell | impl vs baseline | time | 95% CI | cost | margin | decision | by | reason |",
-            "|---|---|---|---|--:|--:|--:|--:|---|---|---|",
-        ]
-        for c in cells[:MAX_ROWS]:
-            ci = "-" if c.low is None else f"[{c.low:.3f}, {c.high:.3f}]"
-            lines.append(
-                f"| {_escape(c.machine)} | {c.kind} | {_cell(c)} | {c.impl or '-'} vs {c.baseline or '-'} | "
-                f"{_num(c.ratio, '.3f')} | {ci} | {_num(c.cost_ratio, '.4f')} | {c.margin:.1%} | **{c.decision}** | "
-                f"{c.signal} | {_escape(c.reason)} |"
-            )
-        if len(cells) > MAX_ROWS:
-            rest = cells[MAX_ROWS:]
-            passed = sum(c.decision == "pass" for c in rest)
-            lines.append(f"\n{len(rest)} more cells ({passed} pass) are in the full verdict.")
-        lines += ["", *(f"- {_escape(r)}" for r in evaluation.reasons)]
+        lines += ["", *verdict_table(evaluation)]
     lines += ["", f"[Full verdict]({link})"]
     return "\n".join(lines) + "\n"

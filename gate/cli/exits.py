@@ -6,6 +6,7 @@
 | 1 | reject; for the other commands, what they checked failed (parity, an upload refused, no more rounds) |
 | 2 | inconclusive: run more rounds |
 | 3 | error: the gate could not judge (nothing measured, a machine silent, the service gave no answer) |
+| 75 | ``upload``: the service is unreachable; the results are kept on disk for the next upload (EX_TEMPFAIL) |
 | 64 | usage: an unknown option or a bad value (sysexits' EX_USAGE); the command's usage is printed |
 | 78 | configuration: a bad policy, an unreachable or unmigrated store, no valgrind, a placement this machine cannot
 give, a bad setting (sysexits' EX_CONFIG) |

@@ -47,23 +47,19 @@ def test_every_command_in_the_workflow_parses(tool):
     for argv in commands:
         parser.parse_args(argv)  # an unknown command or option exits (SystemExit fails the test)
     if tool == "fusegate":
-        assert {argv[0] for argv in commands} == {"upload", "rounds"}
+        assert {argv[0] for argv in commands} == {"measure", "upload"}
 
 
-def test_the_workflow_measures_the_gates_suites_exact_once_and_timed_in_rounds():
-    from gate.domain import GATE_BENCH_EXACT, GATE_BENCH_HOT, GATE_BENCH_PAIRED, GATE_BENCH_TIMED
-
-    runs = [argv for argv in _commands("asv") if argv[0] == "continuous"]
-    benches = [
-        (argv[argv.index("--bench") + 1], next((a for a in argv if a.startswith("rounds=")), None))
-        for argv in runs
-    ]
-    assert benches == [
-        (GATE_BENCH_EXACT, None),
-        (GATE_BENCH_HOT, None),  # its own 6 processes per cell, as gate_asv_runs() runs it
-        (GATE_BENCH_PAIRED, "rounds=3"),  # asv ignores a track's class rounds
-        (GATE_BENCH_TIMED, "rounds=1"),
-    ]
+def test_the_workflow_measures_with_the_bases_fusegate():
+    """The job checks out the base (its meter and policy measure both commits) and measures with fusegate
+    measure: never asv on the head's own tree, never the head's own suites."""
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["steps"]
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout"))
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    measures = [argv for argv in _commands("fusegate") if argv[0] == "measure"]
+    assert measures[0] == ["measure", "--base", "$BASE", "--head", "$HEAD"]
+    assert measures[1][-1] == "--open-cells"
+    assert not [argv for argv in _commands("asv") if argv[0] in ("run", "continuous")]
 
 
 def _keys(path: Path) -> set[str]:

@@ -46,6 +46,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-minutes", type=minutes, default=15.0,
                    help="with --measure: add rounds only while the whole command stays within this (15)")  # fmt: skip
     p.add_argument("--profile-time", action="store_true", help="with --measure: where the time went")
+    p.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="also append the verdict as markdown to FILE (e.g. $GITHUB_STEP_SUMMARY in a CI job)",
+    )
     db_option(p)
 
 
@@ -69,4 +74,10 @@ def run(args: argparse.Namespace) -> int:
         print(EvaluationOut.model_validate(evaluation).model_dump_json(indent=2))
     else:
         output.print_verdict(evaluation)
+    if args.summary:
+        from gate.bot.report import verdict_table
+
+        head = f"### fusegate: {evaluation.verdict}\n\nbase `{evaluation.base_sha[:12]}` -> head `{evaluation.head_sha[:12]}`\n\n"
+        with open(args.summary, "a") as f:
+            f.write(head + "\n".join(verdict_table(evaluation)) + "\n")
     return EXIT_CODES[Verdict(evaluation.verdict)]

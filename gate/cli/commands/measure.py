@@ -1,0 +1,114 @@
+"""``fusegate measure``: a runner's measurement of a pull request, for ``fusegate upload`` (no store, no verdict).
+
+The base in its own tree, the head's subject with the base's meter, timed against the base in lockstep (docs/gate.md),
+both commits' results gathered into ``--results`` for the upload. With ``--open-cells`` it asks the service which
+of this machine's cells are still undecided and measures just those again (the runner workflow's loop): exit 0
+when it added rounds, 1 when the service wants none, 3 when the service gave no answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from gate.cli import exits, output
+from gate.cli.options import DEFAULT_RESULTS, need, settings
+
+NAME = ("measure",)
+HELP = (
+    "measure base and head for an upload: the head's subject with the base's meter, in lockstep with the base"
+)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base", required=True, help="the base commit (its meter measures both)")
+    p.add_argument("--head", required=True, help="the head commit")
+    p.add_argument("--results", default=DEFAULT_RESULTS, metavar="DIR", help="where both commits' results go")
+    p.add_argument(
+        "--rounds", type=int, default=None, help="processes per timed cell (default: each suite's own)"
+    )
+    p.add_argument(
+        "--open-cells",
+        action="store_true",
+        help="measure again only what the service (FUSEGATE_URL) says is undecided on this machine",
+    )
+
+
+def gather(side, results: Path) -> None:
+    """Copy a side's asv results and sidecar records from its tree into ``results`` (and the sidecar beside)."""
+    source = side.results
+    if source.resolve() == results.resolve() or not source.is_dir():
+        return
+    for path in source.rglob("*.json"):
+        target = results / path.relative_to(source)
+        if path.name == "benchmarks.json" and target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    sidecar = source.parent / "fusegate" / side.sha[:8]
+    if sidecar.is_dir():
+        shutil.copytree(sidecar, results.parent / "fusegate" / side.sha[:8], dirs_exist_ok=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from gate import git
+    from gate.cli import measure as measuring
+    from gate.cli.options import repo_path
+    from gate.meter import cost
+
+    repo = repo_path()
+    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
+    results = Path(args.results)
+    console = output.console(stderr=True)
+    machine = measuring.asv_machine(console.print)
+    base_side = measuring.side_of(repo, "base", base, results)
+    sides = {"base": base_side}
+    if head != base:
+        sides["head"] = replace(measuring.side_of(repo, "head", head, results, meter=base), against=base_side)
+    if args.open_cells:
+        return _open_cells(args, sides, machine, repo, console, results)
+    cost.ensure_valgrind(install=True, say=console.print)
+    for side in sides.values():
+        measuring.measure(side, args.rounds, machine, repo, console, profile_time=False)
+        gather(side, results)
+    console.print(f"results of {', '.join(s.sha[:12] for s in sides.values())} in {results}: fusegate upload")
+    return exits.APPROVE
+
+
+def _open_cells(args, sides, machine, repo, console, results) -> int:
+    from types import SimpleNamespace
+
+    from gate.cli import measure as measuring
+    from gate.runner import asvrun, rounds
+    from gate.runner import upload as runner
+
+    conf = settings()
+    url = need(conf.url, "FUSEGATE_URL")
+    name = need(conf.machine or machine, "FUSEGATE_MACHINE")
+    try:
+        answer = runner.more_rounds(url=url, base=sides["base"].sha, head=sides.get("head", sides["base"]).sha,
+                                    machine=name)  # fmt: skip
+    except runner.UploadError as exc:
+        console.print(f"[yellow]{exc}[/]", soft_wrap=True)
+        return exits.ERROR
+    if not answer["more"]:
+        console.print(f"{name}: no undecided cell the budget allows")
+        return exits.REJECT
+    cells = [SimpleNamespace(**c) for c in answer["cells"]]
+    baseline = next(
+        (c.baseline for c in cells if c.kind in ("impl_vs_baseline", "best_threads")), "handwritten"
+    )
+    policy = {"max_rounds": answer["budget"], "baseline": baseline}
+    for side_name, side in sides.items():
+        patterns = rounds.open_benches(cells, policy, name, side=side_name)
+        if not patterns:
+            continue
+        extra = ("--append-samples", "-a", f"rounds={measuring.ROUNDS_STEP}", *rounds.bench_args(patterns))
+        duet = rounds.duet_cells(patterns)
+        measuring._asv_calls([(extra, asvrun.Call({p: 10.0 for p in patterns}, measuring.ROUNDS_STEP))], side=side,
+                             repo=repo, console=console, env={"FUSEGATE_BENCH_DUET_CELLS": duet} if duet else None)  # fmt: skip
+        gather(side, results)
+    return exits.APPROVE
