@@ -1,5 +1,6 @@
 """The one settings object of the service and the command line, from ``FUSEGATE_*`` environment variables
-(pydantic-settings). Nothing else in the gate reads the environment for its configuration."""
+(pydantic-settings). The benchmark processes (what is measured, and where) and the kernels read theirs where they
+start; docs/settings.md lists every variable and who reads it, and a test keeps it complete."""
 
 from __future__ import annotations
 

@@ -7,9 +7,12 @@ step and returns the output dict (the same arrays every call: copy what you want
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -24,6 +27,10 @@ from kernels.spec import TaskPlan
 # On the 2-core development machine 2 threads tie 1 thread at 16 envs and win by 12% at 32 envs. The variable
 # overrides the rule for machines where waking a thread costs more (many sockets, SMT).
 MIN_ENVS_PER_THREAD = int(os.environ.get("FUSEGATE_MIN_ENVS_PER_THREAD", "16"))
+# A measured table of the best thread count per task, implementation and scale on this machine (written by
+# ``fusegate threads --write``) replaces the rule above where it has an answer. Its path: FUSEGATE_THREAD_TABLE,
+# else ~/.config/fusegate/threads.json. A table of another machine (its "machine" key is not this one's) is not used.
+THREAD_TABLE_FORMAT = 1
 
 CACHE_LINE_BYTES = 64
 
@@ -37,9 +44,63 @@ def thread_cap(num_envs: int) -> int:
     return max(1, min(max_threads(), num_envs // MIN_ENVS_PER_THREAD))
 
 
-def resolve_threads(num_envs: int, requested: int | None) -> int:
-    """The thread count a fused kernel runs with: the caller's request (default: all), capped by N."""
+def machine_key() -> str:
+    """What a thread table must be measured on: the CPU model and the logical CPUs (as ``gate.meter.fingerprint``
+    records them)."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{model} x{os.cpu_count()}"
+
+
+def thread_table_path() -> Path:
+    configured = os.environ.get("FUSEGATE_THREAD_TABLE")
+    if configured:
+        return Path(configured)
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "fusegate" / "threads.json"
+
+
+@functools.cache
+def thread_table() -> dict:
+    """{task: {impl: {num_envs: threads}}} measured on this machine, or {} (no table, another machine's, unreadable)."""
+    try:
+        data = json.loads(thread_table_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != THREAD_TABLE_FORMAT
+        or data.get("machine") != machine_key()
+    ):
+        return {}
+    table = data.get("table")
+    return table if isinstance(table, dict) else {}
+
+
+def table_threads(task: str, impl: str, num_envs: int) -> int | None:
+    """The table's count for the largest measured scale at or below ``num_envs`` (the smallest one above it when
+    none is below), or None."""
+    by_n = thread_table().get(task, {}).get(impl, {})
+    try:
+        scales = sorted((int(n), int(t)) for n, t in by_n.items())
+    except (TypeError, ValueError):
+        return None
+    if not scales:
+        return None
+    below = [t for n, t in scales if n <= num_envs]
+    return below[-1] if below else scales[0][1]
+
+
+def resolve_threads(num_envs: int, requested: int | None, *, task: str = "", impl: str = "") -> int:
+    """The thread count a fused kernel runs with: the caller's request, capped by N; without a request, this
+    machine's thread table for the task, implementation and scale, else the rule (all threads, capped by N)."""
     if requested is None:
+        measured = table_threads(task, impl, num_envs) if task else None
+        if measured is not None:
+            return max(1, min(max_threads(), measured))
         return thread_cap(num_envs)
     if isinstance(requested, bool) or not isinstance(requested, int | np.integer) or requested < 1:
         raise ValueError(f"threads must be a positive integer, got {requested!r}")
@@ -78,7 +139,11 @@ class Kernel(ABC):
         self.task = contract.task
         self.num_envs = int(num_envs)
         self.noise_level = plan.noise_level
-        self.threads = resolve_threads(self.num_envs, threads) if self.parallel else 1
+        self.threads = (
+            resolve_threads(self.num_envs, threads, task=contract.task, impl=self.impl)
+            if self.parallel
+            else 1
+        )
         self.outputs = self.contract.allocate_outputs(num_envs=self.num_envs)
 
     def update_state(

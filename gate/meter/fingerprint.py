@@ -109,7 +109,19 @@ def software(threading_layer: str | None = None) -> dict:
         "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
         "threading_layer": threading_layer,
         "valgrind": _valgrind(),  # the cost signal's instrument (gate.meter.cost)
+        "thread_table": _thread_table(),  # the measured thread caps the kernels use (fusegate threads)
     }
+
+
+def _thread_table() -> str | None:
+    """A digest of the thread table the kernels read on this machine (None: they use the rule)."""
+    import hashlib
+
+    from kernels.kernel import thread_table, thread_table_path
+
+    if not thread_table():
+        return None
+    return hashlib.sha256(thread_table_path().read_bytes()).hexdigest()[:16]
 
 
 @functools.cache

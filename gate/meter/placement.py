@@ -26,6 +26,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from gate.meter import topology
+from gate.meter.topology import format_cpu_list
+
 MODES = {"default": 0, "preferred": 1, "bind": 2, "interleave": 3, "local": 4}
 LAYERS = ("omp", "tbb", "workqueue")
 ENV_KEYS = {
@@ -43,37 +46,11 @@ class PlacementError(ValueError):
 
 
 def parse_cpu_list(text: str) -> tuple[int, ...]:
-    """'0-3,8,10-11' -> (0, 1, 2, 3, 8, 10, 11), the kernel's cpulist format."""
-    cpus: set[int] = set()
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        try:
-            first, last = int(lo), int(hi or lo)
-        except ValueError:
-            raise PlacementError(f"bad CPU list {text!r}: {part!r} is not N or N-M") from None
-        if first < 0 or last < first:
-            raise PlacementError(f"bad CPU list {text!r}: {part!r} is not an ascending range of CPU numbers")
-        cpus.update(range(first, last + 1))
-    if not cpus:
-        raise PlacementError(f"bad CPU list {text!r}: it names no CPU")
-    return tuple(sorted(cpus))
-
-
-def format_cpu_list(cpus: tuple[int, ...]) -> str:
-    runs: list[str] = []
-    start = prev = None
-    for c in sorted(cpus):
-        if prev is not None and c == prev + 1:
-            prev = c
-            continue
-        if start is not None:
-            runs.append(f"{start}-{prev}" if prev != start else str(start))
-        start = prev = c
-    if start is not None:
-        runs.append(f"{start}-{prev}" if prev != start else str(start))
-    return ",".join(runs)
+    """'0-3,8,10-11' -> (0, 1, 2, 3, 8, 10, 11), the kernel's cpulist format; a PlacementError says what is wrong."""
+    try:
+        return topology.parse_cpu_list(text)
+    except ValueError as exc:
+        raise PlacementError(str(exc)) from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,10 +201,7 @@ class AppliedPlacement:
 
 def numa_nodes() -> dict[int, tuple[int, ...]]:
     """NUMA node -> its CPUs, from sysfs (a machine without NUMA reports one node 0 with every CPU)."""
-    nodes = {}
-    for path in sorted(_NODE_ROOT.glob("node[0-9]*")):
-        cpulist = (path / "cpulist").read_text().strip()
-        nodes[int(path.name[4:])] = parse_cpu_list(cpulist) if cpulist else ()
+    nodes = topology.node_cpus(_NODE_ROOT)
     return nodes or {0: tuple(sorted(os.sched_getaffinity(0)))}
 
 

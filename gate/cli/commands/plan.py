@@ -1,0 +1,71 @@
+"""``fusegate plan``: what a profile measures on this machine (or another one's topology), and how long it takes.
+
+Placements, thread counts and scales from the machine's NUMA nodes, cores and SMT siblings
+(``gate.meter.plan``); the estimate is this machine's seconds per cell of each suite (its newest asv results, else
+the development machine's) times the plan's cells, for a head (with its lockstep pass against the base) and for a
+base.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from gate.cli import output
+
+NAME = ("plan",)
+HELP = "the cells, placements and thread counts a profile measures on a machine, and the estimated time"
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--topology",
+        type=Path,
+        metavar="PATH",
+        help="another machine: a sysfs devices/system directory (or a copy of one), or its JSON; default this one",
+    )
+    p.add_argument("--profile", choices=("quick", "full"), default="quick")
+    p.add_argument(
+        "--best",
+        metavar="LABEL=T[,LABEL=T]",
+        help="best known thread count per placement (fusegate threads prints it), e.g. node0=24,interleaved=48",
+    )
+    p.add_argument("--json", action="store_true")
+
+
+def _best(text: str | None) -> dict[str, int]:
+    out = {}
+    for item in (text or "").split(","):
+        if item:
+            label, _, value = item.partition("=")
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"--best {item!r}: expected LABEL=THREADS with a positive count")
+            out["" if label == "whole" else label] = int(value)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from gate.meter import plan, topology
+
+    t = topology.load(args.topology) if args.topology else topology.read()
+    head = plan.make(t, args.profile, best=_best(args.best))
+    base = plan.make(t, args.profile, best=_best(args.best), head=False)
+    if args.json:
+        print(json.dumps({"topology": t.describe(), "profile": args.profile, "placements": head.rows(),
+                          "cells": head.cells, "head_s": head.estimated_s, "base_s": base.estimated_s}, indent=2))  # fmt: skip
+        return 0
+    table = Table(title=f"{args.profile} profile on {t.describe()}")
+    for col in ("placement", "CPUs", "memory", "threads", "scales"):
+        table.add_column(col)
+    for row in head.rows():
+        table.add_row(row["placement"], row["cpus"], row["mem"], ",".join(map(str, row["threads"])),
+                      ",".join(map(str, row["scales"])))  # fmt: skip
+    out = output.console()
+    out.print(table)
+    out.print("cells per commit: " + ", ".join(f"{suite} {n}" for suite, n in head.cells.items()))
+    out.print(f"estimated: {head.estimated_s / 60:.1f} min per head (with its lockstep pass), "
+              f"{base.estimated_s / 60:.1f} min per base")  # fmt: skip
+    return 0

@@ -1,0 +1,171 @@
+"""What a profile measures on a machine: placements, thread counts and scales, from its topology.
+
+- **Placements.** One NUMA node: the whole machine. More than one: node 0 bound (its CPUs, memory ``bind:0``)
+  and the whole machine interleaved (every CPU, memory ``interleave`` over every node): the two configurations
+  users found to rank the kernels differently. Each is measured per commit under its own asv machine name
+  (``<machine>-<label>``) and judged on its own.
+- **Threads.** The quick profile: 1 and the placement's CPUs on a machine of up to 4 cores (nothing to choose
+  between); on a larger one, three counts around the best known count per scale (``best``, from the store:
+  ``fusegate threads``) when there is one, else the three largest powers of two up to the placement's physical
+  cores. The full profile: every power of two up to the placement's hardware threads, the thread curve.
+- **Scales.** quick: 4096 and 32768 envs; full: 2^11 ... 2^18.
+
+The estimate is this machine's seconds per cell of each suite (its newest asv results, or the defaults measured on
+the 2-vCPU development machine) times the plan's cells. Standard library only (``fusegate plan`` is instant).
+The plan is the base's, like the rest of the meter: base and head measure the same cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gate.meter.topology import Topology, format_cpu_list
+
+SCALES = {"quick": (4096, 32768), "full": tuple(2**k for k in range(11, 19))}
+TASKS = ("g1_walk", "g1_motion")
+IMPLS = ("numpy", "handwritten", "assembled", "assembled_generic")
+PAIRED = {"quick": ("assembled",), "full": ("assembled", "assembled_generic")}
+SMALL = 4  # up to this many cores, the quick profile measures 1 thread and every CPU
+# Seconds per cell of each suite on the 2-vCPU development machine (quick profile), the estimate without history:
+# gate.runner.asvrun.DEFAULT_SECONDS over the cells each suite measured there (26 HotSlice cells in 6 processes
+# each, so a cell-process is 1/6 of it; 26 AgainstBase cells, 8 Paired, 20 cost cells, 8 collector checks, 2
+# paired collector cells, 6 collector lockstep cells).
+PER_CELL_S = {
+    "hot_slice.HotSlice": 215.0 / 26 / 6,  # per process of a cell: the plan sets the processes
+    "hot_slice.Paired": 50.0 / 8 / 3,  # per process of a cell, as HotSlice
+    "cost.Cost": 130.0 / 20,
+    "collector.CollectorCheck": 15.0 / 8,
+    "collector.CollectorPaired": 25.0 / 2,
+    "hot_slice.AgainstBase": 120.0 / 26,
+    "collector.CollectorAgainstBase": 45.0 / 6,
+}
+# Suites measured once per commit whatever the placements: the cost signal (1 thread under callgrind, exact) and
+# the collector's (1-thread cells in the quick profile), on the first placement.
+ONCE = (
+    "cost.Cost",
+    "collector.CollectorCheck",
+    "collector.CollectorPaired",
+    "collector.CollectorAgainstBase",
+)
+# HotSlice processes per cell: 6 short ones where raw times are all a small machine has; 2 on a larger one, where
+# the raw times only inform (head vs base is timed in lockstep, implementation vs baseline in one process).
+HOT_ROUNDS_SMALL, HOT_ROUNDS = 6, 2
+PAIRED_ROUNDS_SMALL, PAIRED_ROUNDS = 3, 2  # Paired processes per cell (each alternates 40 pairs in itself)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlacementPlan:
+    label: str  # the asv machine name's suffix ("" for the only placement of a one-node machine)
+    cpus: tuple[int, ...]
+    mem: str  # memory policy, gate.meter.placement's syntax
+    threads: tuple[int, ...]
+    hot_rounds: int = HOT_ROUNDS_SMALL  # HotSlice processes per cell
+    paired_rounds: int = PAIRED_ROUNDS_SMALL  # Paired processes per cell
+
+    def env(self) -> dict[str, str]:
+        """The FUSEGATE_* settings that apply it in every benchmark process (gate.meter.placement)."""
+        return {"FUSEGATE_CPUS": format_cpu_list(self.cpus), "FUSEGATE_MEMPOLICY": self.mem,
+                "FUSEGATE_BENCH_THREADS": ",".join(map(str, self.threads)),
+                "FUSEGATE_BENCH_HOT_ROUNDS": str(self.hot_rounds),
+                "FUSEGATE_BENCH_PAIRED_ROUNDS": str(self.paired_rounds)}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    profile: str
+    topology: Topology
+    placements: tuple[PlacementPlan, ...]
+    scales: tuple[int, ...]
+    cells: dict[str, int] = field(default_factory=dict)  # suite -> cells over every placement (not processes)
+    estimated_s: float = 0.0
+    head: bool = True  # the estimate of a head (with its lockstep pass against the base)
+
+    def rows(self) -> list[dict]:
+        return [
+            {"placement": p.label or "whole machine", "cpus": format_cpu_list(p.cpus), "mem": p.mem,
+             "threads": list(p.threads), "scales": list(self.scales)}
+            for p in self.placements
+        ]  # fmt: skip
+
+
+def powers_of_two(upto: int) -> list[int]:
+    out, k = [], 1
+    while k <= upto:
+        out.append(k)
+        k *= 2
+    return out
+
+
+def ladder(*, cores: int, hw_threads: int, profile: str, best: int | None = None) -> tuple[int, ...]:
+    """The thread counts a placement of ``cores`` physical cores (``hw_threads`` hardware threads) measures."""
+    if profile == "full":
+        return tuple(sorted({*powers_of_two(hw_threads), hw_threads}))
+    if cores <= SMALL:
+        return tuple(sorted({1, hw_threads}))
+    if best:
+        return tuple(sorted({min(hw_threads, max(1, k)) for k in (best // 2, best, best * 2)}))
+    return tuple(powers_of_two(cores)[-3:])
+
+
+def placements(t: Topology, profile: str, best: dict[str, int] | None = None) -> tuple[PlacementPlan, ...]:
+    """``best``: the best known thread count per placement label (``fusegate threads``), when there is one."""
+    best = best or {}
+    small = t.physical_cores() <= SMALL
+    rounds = {"hot_rounds": HOT_ROUNDS_SMALL if small else HOT_ROUNDS,
+              "paired_rounds": PAIRED_ROUNDS_SMALL if small else PAIRED_ROUNDS}  # fmt: skip
+    if len(t.nodes) == 1:
+        cpus = t.cpus
+        return (PlacementPlan(label="", cpus=cpus, mem="default", **rounds,
+                              threads=ladder(cores=t.physical_cores(cpus), hw_threads=len(cpus), profile=profile,
+                                             best=best.get(""))),)  # fmt: skip
+    first = min(t.nodes)
+    node = t.nodes[first]
+    every = ",".join(str(n) for n in sorted(t.nodes))
+    return (
+        PlacementPlan(label=f"node{first}", cpus=node, mem=f"bind:{first}", **rounds,
+                      threads=ladder(cores=t.physical_cores(node), hw_threads=len(node), profile=profile,
+                                     best=best.get(f"node{first}"))),
+        PlacementPlan(label="interleaved", cpus=t.cpus, mem=f"interleave:{every}", **rounds,
+                      threads=ladder(cores=t.physical_cores(), hw_threads=len(t.cpus), profile=profile,
+                                     best=best.get("interleaved"))),
+    )  # fmt: skip
+
+
+def cells(p: PlacementPlan, scales: tuple[int, ...], profile: str) -> dict[str, int]:
+    """Cells of each suite at one placement (the reference is timed at one scale and thread count)."""
+    fused = len(IMPLS) - 1
+    timed = len(TASKS) * (fused * len(scales) * len(p.threads) + 1)
+    paired = len(TASKS) * len(PAIRED[profile]) * len(scales) * len(p.threads)
+    return {
+        "hot_slice.HotSlice": timed,
+        "hot_slice.Paired": paired,
+        "cost.Cost": len(TASKS) * (fused * len(scales) + 1) + len(TASKS) * fused,
+        "collector.CollectorCheck": len(TASKS) * len(IMPLS),
+        "collector.CollectorPaired": len(TASKS) * len(PAIRED[profile]),
+        "hot_slice.AgainstBase": timed,
+        "collector.CollectorAgainstBase": len(TASKS) * fused,
+    }
+
+
+def make(t: Topology, profile: str = "quick", *, best: dict[str, int] | None = None,
+         per_cell_s: dict[str, float] | None = None, head: bool = True) -> Plan:  # fmt: skip
+    """The plan of ``profile`` on ``t``; the estimate from ``per_cell_s`` (default ``PER_CELL_S``), of a head
+    (its lockstep pass against the base included) or, with ``head=False``, of a base."""
+    if profile not in SCALES:
+        raise ValueError(f"unknown profile {profile!r}: quick or full")
+    chosen = placements(t, profile, best)
+    scales = SCALES[profile]
+    total: dict[str, int] = {}
+    estimate = 0.0
+    seconds = {**PER_CELL_S, **(per_cell_s or {})}
+    processes = {"hot_slice.HotSlice": "hot_rounds", "hot_slice.Paired": "paired_rounds"}
+    for k, p in enumerate(chosen):
+        for suite, n in cells(p, scales, profile).items():
+            if k == 0 or suite not in ONCE:
+                total[suite] = total.get(suite, 0) + n
+                if head or "AgainstBase" not in suite:
+                    estimate += (
+                        seconds[suite] * n * (getattr(p, processes[suite]) if suite in processes else 1)
+                    )
+    return Plan(profile=profile, topology=t, placements=chosen, scales=scales, cells=total, estimated_s=estimate,
+                head=head)  # fmt: skip
