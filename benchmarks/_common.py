@@ -11,7 +11,7 @@ cells by up to 1.5x, and a 15-20% slowdown of the hand-written kernel went unsee
 allocated; what was asked and what the OS granted is written, with the machine and software fingerprints, to a
 sidecar next to asv's results, so every stored result can be traced back to where it ran.
 
-What one timing process does, and what it leaves to others (docs/timing.md has the measurements):
+What one timing process does, and what it leaves to others:
 
 - parity against the NumPy reference runs once per commit, in the timed suites' shared ``setup_cache``
   (``check_parity``); a process loads its kernels and calls each once (Numba's cache load), nothing more;

@@ -34,7 +34,7 @@ class HotSlice:
     params = (common.TASKS, common.IMPLS, common.NUM_ENVS, common.THREADS)
     param_names = ("task", "impl", "num_envs", "threads")
     timeout = 600
-    # Many short processes: this VM runs at one of two speeds for seconds at a time (docs/timing.md), so a
+    # Many short processes: this VM runs at one of two speeds for seconds at a time, so a
     # process mostly sees one; six of them per cell sample the machine where three long ones could not.
     rounds = common.HOT_ROUNDS  # 6 unless a plan sets FUSEGATE_BENCH_HOT_ROUNDS
     # A fixed count per process: asv concatenates the samples of its rounds (processes) in order, so the gate

@@ -1,6 +1,6 @@
 """The gate's evaluation: (base, head) -> approve / reject / inconclusive / error, with a row per cell.
 
-Comparisons (GATE.md):
+Comparisons (docs/gate.md):
 
 - ``correctness``: a benchmark that raised in asv (parity or construction failure) on the head commit: fail.
 - ``impl_vs_baseline``: each policy implementation against the baseline per (machine, task, num_envs, threads),
@@ -16,7 +16,7 @@ Comparisons (GATE.md):
 - ``paired_head_vs_base``: each compared implementation's paired ratio to the baseline, head against base
   (the ratio is measured inside one process, so the machine's changing speed cancels).
 
-Two signals back a cell (GATE.md, docs/cost.md). **Time**: the wall-time interval above, decided with false-discovery
+Two signals back a cell (docs/gate.md). **Time**: the wall-time interval above, decided with false-discovery
 control. **Cost**: the exact per-call cost under callgrind (``benchmarks/cost.py``, policy ``cost_metric``) of the
 same kernel and scale at 1 thread, B/A. Where a cell has both, it **fails when either fails** and **passes when
 cost passes and time does not fail**; a cell without cost is decided by time alone. Every row names the signal
@@ -792,7 +792,7 @@ def _paired_head_vs_base(machine, placement, cells, base, policy, compare, floor
     """Each compared implementation's paired ratio to the baseline, head vs base (``paired_head_vs_base``).
 
     Each ratio is measured inside one process, alternating in milliseconds, so the machine's speed, which
-    changes between and within processes on a shared VM (docs/timing.md), cancels: its head-vs-base interval is
+    changes between and within processes on a shared VM, cancels: its head-vs-base interval is
     narrow where the raw times' is not. It asks whether the change made the implementation slower *relative
     to the baseline*; the ``head_vs_base`` rows still judge each one's own time. Its cost is the ratio of the
     two commits' cost ratios (implementation / baseline). Only commits that both have paired samples."""

@@ -44,7 +44,7 @@ class Policy:
     collector_margin: float = 0.03  # a compared implementation's collector step vs the baseline's
     min_rounds: int = 2  # a pass needs at least this many benchmark processes behind its interval
     max_rounds: int = 8  # budget: benchmark processes per cell before inconclusive is final
-    # The cost signal (benchmarks/cost.py; docs/cost.md): exact per-call cost under callgrind at 1 thread.
+    # The cost signal (benchmarks/cost.py; docs/gate.md): exact per-call cost under callgrind at 1 thread.
     cost_metric: str = "instructions"  # one of COST_METRICS, or "none" for wall time alone
     cost_margin: float = 0.01  # head vs base: a cost more than this fraction above base fails
     cost_for_parallel: bool = (

@@ -45,6 +45,15 @@ def _bot(settings: Settings, url: str, repo: Path):
     )
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fusegate")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def create_app(
     *, database_url: str | None = None, repo: Path | None = None, settings: Settings | None = None
 ) -> FastAPI:
@@ -63,7 +72,7 @@ def create_app(
 
     app = FastAPI(
         title="fusegate",
-        version="1",
+        version=_version(),
         description="Performance-regression gate for fused RL-environment kernels: results in, verdicts out.",
         lifespan=lifespan,
         docs_url=None,  # gate.api.docs serves Swagger UI from local files

@@ -48,10 +48,13 @@ GROUPS = {
     "kernels": "check and time the update_state kernels",
     "token": "runner upload tokens (stored hashed)",
     "db": "the results store",
-    "store": "results store at scale",
-    "dashboard": "the web dashboard",
-    "changepoints": "change-point detection for the dashboard's histories",
+    "dev": "the maintainers' measurements of the gate itself: rules, store, dashboard, change points",
 }
+
+
+def _plain(doc: str | None) -> str | None:
+    """A command's docstring as help text: without the reST markup (``code`` becomes code)."""
+    return doc.replace("``", "") if doc else doc
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                     dest=f"{group}_command", required=True, metavar="COMMAND", parser_class=Parser
                 )
             sub = groups[group]
-        p = sub.add_parser(command.NAME[-1], help=command.HELP, description=command.__doc__)
+        p = sub.add_parser(command.NAME[-1], help=command.HELP, description=_plain(command.__doc__))
         command.arguments(p)
         p.set_defaults(func=command.run)
     return parser

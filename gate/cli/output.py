@@ -109,7 +109,7 @@ def verdict_lines(evaluation) -> list[str]:
         lines.append(
             "  asv continuous calls a timing 'slower' from pooled samples (Mann-Whitney p < 0.002 and a 1.1 factor); "
             "the gate's time rows use per-process intervals and the cost rows exact counts, so the two can differ: "
-            f"fusegate rules --base {evaluation.base_sha[:12]} --head {evaluation.head_sha[:12]} shows both rules "
+            f"fusegate dev rules --base {evaluation.base_sha[:12]} --head {evaluation.head_sha[:12]} shows both rules "
             "on these samples"
         )
     return lines

@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import plotly
-from fastapi import APIRouter, FastAPI, HTTPException, Request, status
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
@@ -47,7 +47,7 @@ def plotly_js() -> FileResponse:
     return FileResponse(PLOTLY_JS, media_type="text/javascript")
 
 
-@router.get("/machines")
+@router.api_route("/machines", methods=["GET", "HEAD"])
 def machines_page(request: Request, session: ReadSessionDep):
     return _page(request, "machines.html", machines=data.machines(session))
 
@@ -89,13 +89,13 @@ def compare_page(request: Request, session: ReadSessionDep, cell: api.CellDep):
 
 @router.get("/pr/{base}/{head}")
 def pr_page(request: Request, base: str, head: str, session: ReadSessionDep):
-    try:
-        e = latest_verdict(request, session, base, head)  # the API's answer
-    except HTTPException as exc:
-        if exc.status_code != status.HTTP_422_UNPROCESSABLE_CONTENT:
-            raise
-        raise HTTPException(status.HTTP_404_NOT_FOUND, exc.detail) from None  # a ref that names no commit
-    return _page(request, "pr.html", e=e)
+    e = latest_verdict(request, session, base, head)  # the API's answer, and its errors (422: a bad ref)
+    order = {"fail": 0, "error": 1, "inconclusive": 2}
+    problems = sorted(
+        (c for c in e.comparisons if c.decision != "pass"), key=lambda c: order.get(c.decision, 3)
+    )
+    passes = [c for c in e.comparisons if c.decision == "pass"]
+    return _page(request, "pr.html", e=e, problems=problems, passes=passes)
 
 
 def install(app: FastAPI) -> None:

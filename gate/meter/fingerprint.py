@@ -1,4 +1,4 @@
-"""Machine and software fingerprints recorded with every result (GATE.md, "Where results live").
+"""Machine and software fingerprints recorded with every result.
 
 Read from ``/proc`` and ``/sys`` (Linux) without extra packages. The gate decides which of these make two
 machines one kind (``gate.domain.machine_id``); the host name stays on record.

@@ -1,6 +1,6 @@
 """Where a benchmark runs: CPU set, NUMA memory policy, thread count and Numba threading layer.
 
-A placement is part of a result's identity (GATE.md): it is parsed from a string or from the environment,
+A placement is part of a result's identity (docs/fleet.md): it is parsed from a string or from the environment,
 applied inside the benchmark process before any array is allocated, and recorded twice, as asked and as the
 OS granted it. A placement this machine cannot satisfy is refused with an error saying what is available.
 

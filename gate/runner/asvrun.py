@@ -3,7 +3,7 @@
 asv's percentage counts steps (one benchmark in one round), and steps differ by minutes: the cost pass is one
 ``setup_cache``. The estimate weighs each asv call by how long its benchmarks took in this machine's previous
 asv results (asv records every benchmark's and every ``setup_cache``'s duration) or, without history, by
-``DEFAULT_SECONDS`` (the quick profile on the development machine, docs/timing.md); within a call, a call of
+``DEFAULT_SECONDS`` (the quick profile on the development machine); within a call, a call of
 one round counts the steps it finished by their weights, a call of several rounds goes by asv's percentage (its
 rounds are alike). Measured over expected so far scales what is left, so a slower machine's estimate grows
 after its first steps.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Seconds per benchmark class of the quick profile on the 2-vCPU development machine (docs/timing.md, the base
+# Seconds per benchmark class of the quick profile on the 2-vCPU development machine (the base
 # side at 71dbaef), its setup_cache included; HotSlice in its own 6 processes per cell, the paired suites at 3.
 # Used when this machine has no asv results yet.
 DEFAULT_SECONDS = {

@@ -3,7 +3,7 @@
 For each cell (commit, task, implementation, num_envs, threads) the pairs of every benchmark process are pooled:
 the estimate is the median of impl/hand-written pair ratios, with a 95% confidence interval from a hierarchical
 bootstrap (resample the processes, then the pairs within each), so process-to-process drift widens the interval
-instead of hiding in it (GATE.md, "Noise on the 2-core development machines").
+instead of hiding in it (docs/gate.md, "Statistics").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Hierarchical bootstrap of a median: resample the groups (benchmark processes), then the samples within each.
 
-Process-to-process drift is the largest noise source on a shared machine (GATE.md: a CV of about 15% between
+Process-to-process drift is the largest noise source on a shared machine (a CV of about 15% between
 fresh processes against about 9% within one), so the interval must widen with it instead of treating every
 sample as independent. Each chosen group contributes the same number of draws (the largest group's size), so a
 process weighs the same whatever its length: the process is the experimental unit.

@@ -1,7 +1,7 @@
 """Which signal decides a row: its time interval, its exact cost, or both.
 
 A row with a time estimate may also carry the exact cost ratio of the same kernel and scale at 1 thread
-(callgrind; docs/cost.md). The two signals see different things: cost sees every added instruction at any
+(callgrind; docs/gate.md). The two signals see different things: cost sees every added instruction at any
 thread count, exactly, and nothing that is not an instruction (a serial loop, false sharing, oversubscription,
 a cache-hostile order); time sees everything, with noise. So:
 

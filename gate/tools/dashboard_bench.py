@@ -1,4 +1,4 @@
-"""``fusegate dashboard bench``: server time of every page and JSON endpoint on a big store.
+"""``fusegate dev dashboard-bench``: server time of every page and JSON endpoint on a big store.
 
 The store is filled in bulk (``gate.tools.store_scale.fill_bulk``: four machines, a long main history, every run a
 full-profile grid) and one PR commit is evaluated. Each page is then requested ``repeats`` times, round-robin,

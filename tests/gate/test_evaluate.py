@@ -365,7 +365,9 @@ def test_rules_table_compares_asv_and_the_gate_on_injected_slowdowns(
     _ingest(store_url, _measure(tmp_path / "b", head, seed=2))
     monkeypatch.setenv("FUSEGATE_REPO", str(path))
     assert (
-        cli.main(["rules", "--base", base, "--head", head, "--inject", "1,1.3", "--db", store_url, "--json"])
+        cli.main(
+            ["dev", "rules", "--base", base, "--head", head, "--inject", "1,1.3", "--db", store_url, "--json"]
+        )
         == 0
     )
     same, slow = json.loads(capsys.readouterr().out)

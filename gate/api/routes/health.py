@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import SQLAlchemyError
 
+from gate import git
 from gate.store import db
 
 router = APIRouter(tags=["health"])
@@ -22,18 +23,40 @@ class HealthOut(BaseModel):
         description="writable: a write transaction on the store just committed; busy: this process's writers "
         "held SQLite's write lock for 2 s (writes are going on)"
     )
+    repo: Literal["ok", "unavailable"] = Field(
+        "ok",
+        description="the repository the policies and lineage are read from (FUSEGATE_REPO) is a git clone",
+    )
+    version: str = Field("", description="the service's fusegate version")
     detail: str = ""
 
 
-@router.get("/api/health", responses={503: {"model": HealthOut}})
+def _repo_problem(repo) -> str:
+    done = git.run(repo, "rev-parse", "--git-dir")
+    if done.returncode:
+        return (
+            f"FUSEGATE_REPO is not a git repository ({done.stderr.strip()[:160]}): point it at a clone of the "
+            "project, or no verdict can read its policy"
+        )
+    return ""
+
+
+@router.api_route("/api/health", methods=["GET", "HEAD"], responses={503: {"model": HealthOut}})
 async def health(request: Request) -> HealthOut:
-    """200 when the store takes a write now; 503 (with why) when it does not: read-only, full, unreachable."""
+    """200 when the store takes a write now and the repository is a git clone; 503 (with why) when not: a store
+    read-only, full or unreachable, a FUSEGATE_REPO that is no repository. HEAD answers the same, without a body
+    (uptime probes)."""
+    version = request.app.version
+    repo = await run_in_threadpool(_repo_problem, request.app.state.repo)
     try:
         took = await run_in_threadpool(db.writable, request.app.state.database_url)
     except SQLAlchemyError as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        out = HealthOut(
-            status="unavailable", store="unavailable", detail=f"the store takes no writes: {reason}"
-        )
+        out = HealthOut(status="unavailable", store="unavailable", repo="unavailable" if repo else "ok",
+                        version=version, detail=f"the store takes no writes: {reason}")  # fmt: skip
         return JSONResponse(out.model_dump(), status_code=503, headers={"Retry-After": "5"})
-    return HealthOut(status="ok", store="writable" if took else "busy")
+    store = "writable" if took else "busy"
+    if repo:
+        out = HealthOut(status="unavailable", store=store, repo="unavailable", version=version, detail=repo)
+        return JSONResponse(out.model_dump(), status_code=503)
+    return HealthOut(status="ok", store=store, version=version)

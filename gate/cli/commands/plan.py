@@ -27,6 +27,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="another machine: a sysfs devices/system directory (or a copy of one), or its JSON; default this one",
     )
+    p.add_argument(
+        "--fake",
+        metavar="SxCxT/N",
+        help="a machine of S sockets x C cores x T threads per core on N NUMA nodes, e.g. 2x40x2/2",
+    )
     p.add_argument("--profile", choices=("quick", "full"), default="quick")
     p.add_argument(
         "--best",
@@ -47,10 +52,27 @@ def _best(text: str | None) -> dict[str, int]:
     return out
 
 
+def _fake(text: str):
+    import re
+    import tempfile
+
+    from gate.meter import topology
+
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)/(\d+)", text)
+    if not m or not all(int(g) > 0 for g in m.groups()):
+        raise ValueError(
+            f"--fake {text!r}: expected SOCKETSxCORESxTHREADS/NODES with positive counts, e.g. 2x40x2/2"
+        )
+    sockets, cores, smt, nodes = map(int, m.groups())
+    with tempfile.TemporaryDirectory(prefix="fusegate-topology-") as tmp:
+        return topology.read(topology.write_fake(Path(tmp), sockets=sockets, cores_per_socket=cores, smt=smt,
+                                                 nodes=nodes))  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     from gate.meter import plan, topology
 
-    t = topology.load(args.topology) if args.topology else topology.read()
+    t = _fake(args.fake) if args.fake else topology.load(args.topology) if args.topology else topology.read()
     head = plan.make(t, args.profile, best=_best(args.best))
     base = plan.make(t, args.profile, best=_best(args.best), head=False)
     if args.json:

@@ -1,6 +1,6 @@
 """The deterministic cost of ``update_state``: instructions and simulated cache misses per call, under callgrind.
 
-Wall time on a shared 2-core runner cannot resolve a few percent (GATE.md); instruction counts can. One
+Wall time on a shared 2-core runner cannot resolve a few percent; instruction counts can. One
 valgrind process measures every requested cell (``gate.meter.cost.worker``), with instrumentation on only around
 the measured calls, and each call's costs dumped on its own (``callgrind.dump_stats_at``):
 
@@ -12,7 +12,7 @@ the measured calls, and each call's costs dumped on its own (``callgrind.dump_st
 - **Determinism.** One thread on Numba's workqueue layer (no spinning OpenMP workers), ``PYTHONHASHSEED=0``,
   fixed synthetic inputs (seed 0) and a fixed simulated cache (``CACHE``), so a cell's cost depends only on
   the code. ``fusegate kernels cost --processes 2`` prints how far two processes differ: at most 0.062% in
-  instructions over the quick profile here (docs/cost.md).
+  instructions over the quick profile here (docs/measurements.md).
 - **Collector steps.** A ``collector`` cell measures one ``Collector`` step (``kernels.sim.collector``) of the
   task with the implementation at 1 thread, everything but physics: instrumentation stops around MuJoCo's batch
   step and forward (``gate.meter.cost.worker``). Physics is MuJoCo's code, the same binary on base and head (its

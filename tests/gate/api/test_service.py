@@ -29,8 +29,15 @@ def _counts(url) -> tuple[int, int]:
 
 
 def test_health_and_openapi(client):
-    assert client.get("/api/health").json() == {"status": "ok", "store": "writable", "detail": ""}
+    from gate.cli import version
+
+    health = client.get("/api/health").json()
+    assert health == {"status": "ok", "store": "writable", "repo": "ok", "version": version(), "detail": ""}
+    head = client.head("/api/health")  # uptime probes ask with HEAD
+    assert head.status_code == 200 and head.content == b""
+    assert client.head("/machines").status_code == 200
     spec = client.get("/openapi.json").json()
+    assert spec["info"]["version"] == version()
     assert {"/api/runs", "/api/evaluations", "/api/verdicts/{base}/{head}", "/api/machines"} <= set(
         spec["paths"]
     )
@@ -162,3 +169,18 @@ def test_a_verdict_older_than_its_results_is_marked_stale(client, service, tmp_p
     with db.transaction(url) as session:  # stored behind the service's back: no recomputation
         assert queries.ingest_runs(session, runs=bundles.runs(b)).stored == 1
     assert client.get(f"/api/verdicts/{base}/{head}").json()["stale"] is True
+
+
+def test_health_says_when_the_repository_is_no_git_clone(store_url, tmp_path):
+    """Without a clone the first verdict could not read its policy: the service says so before it is asked."""
+    from fastapi.testclient import TestClient
+
+    from gate.api.app import create_app
+
+    with TestClient(create_app(database_url=store_url, repo=tmp_path / "not-a-clone")) as c:
+        r = c.get("/api/health")
+        assert r.status_code == 503 and r.json()["repo"] == "unavailable" and r.json()["store"] == "writable"
+        assert "FUSEGATE_REPO is not a git repository" in r.json()["detail"]
+        empty = c.get("/machines").text  # an empty store: the page says how to make results
+        assert "No machine has uploaded results yet" in empty and "fusegate run" in empty
+        assert "fusegate upload" in empty

@@ -131,12 +131,25 @@ def test_the_pr_page_shows_the_verdict_the_api_returns(site, page):
     api = httpx.get(f"{base}/api/verdicts/{shas[-2]}/{shas[-1]}").json()
     page.goto(f"{base}/pr/{shas[-2]}/{shas[-1]}")
     assert page.locator("#verdict").get_attribute("data-verdict") == api["verdict"] == "reject"
-    assert page.locator("#verdict-table tbody tr").count() == len(api["comparisons"])
-    decisions = page.locator("#verdict-table tbody tr").evaluate_all(
+    problems = page.locator("#verdict-table tbody tr").evaluate_all(
         "rows => rows.map(r => r.dataset.decision)"
     )
-    assert decisions == [c["decision"] for c in api["comparisons"]]
+    passes = page.locator("#passes tbody tr").evaluate_all("rows => rows.map(r => r.dataset.decision)")
+    order = {"fail": 0, "error": 1, "inconclusive": 2}
+    # what keeps it from approving first, worst first; the passes folded below it
+    assert problems == sorted(
+        (c["decision"] for c in api["comparisons"] if c["decision"] != "pass"), key=order.get
+    )
+    assert problems[0] == "fail" and passes == ["pass"] * (len(api["comparisons"]) - len(problems))
+    assert page.locator("#passes").get_attribute("open") is None
     assert api["policy_source"] in page.locator("#policy").inner_text()
+
+
+def test_a_ref_that_names_no_commit_is_422_on_the_page_as_in_the_api(site, page):
+    base, _, _ = site
+    response = page.goto(base + "/pr/no-such-branch/HEAD")
+    assert response.status == 422 == httpx.get(f"{base}/api/verdicts/no-such-branch/HEAD").status_code
+    assert "cannot resolve 'no-such-branch'" in page.content()
 
 
 @pytest.mark.parametrize(
@@ -149,7 +162,6 @@ def test_the_pr_page_shows_the_verdict_the_api_returns(site, page):
             "no paired results",
         ),
         ("/pr/" + "a" * 40 + "/" + "b" * 40, "no evaluation of base aaaaaaaaaaaa"),
-        ("/pr/no-such-branch/HEAD", "cannot resolve 'no-such-branch'"),
         ("/machines/runner-1?placement=nowhere", "not 'nowhere'"),
         ("/no/such/page", "Not Found"),
     ],

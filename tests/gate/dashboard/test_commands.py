@@ -1,4 +1,4 @@
-"""``fusegate dashboard bench`` and ``fusegate changepoints bench`` run end to end on small inputs."""
+"""``fusegate dev dashboard-bench`` and ``fusegate dev changepoints-bench`` run end to end on small inputs."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_dashboard_bench_fills_and_times_every_page(tmp_path, monkeypatch, capsy
     gitrepo.commit(repo, policy='compare = ["assembled"]\n')
     monkeypatch.setenv("FUSEGATE_REPO", str(repo))
     url = f"sqlite:///{tmp_path / 'big.db'}"
-    args = ["dashboard", "bench", "--results", "3000", "--repeats", "3", "--db", url, "--json"]
+    args = ["dev", "dashboard-bench", "--results", "3000", "--repeats", "3", "--db", url, "--json"]
     assert cli.main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["results_in_store"] >= 3000
@@ -33,7 +33,7 @@ def test_changepoints_bench_scores_methods_on_an_aa_pair(tmp_path, monkeypatch, 
     _measure(tmp_path / "r", a, seed=1)
     results = _measure(tmp_path / "r", b, seed=2)
     monkeypatch.setenv("FUSEGATE_REPO", str(repo))
-    args = ["changepoints", "bench", "--results", str(results), "--series", "6", "--length", "30"]
+    args = ["dev", "changepoints-bench", "--results", str(results), "--series", "6", "--length", "30"]
     assert cli.main([*args, "--base", a, "--head", b, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["cells"] > 10 and {r["method"] for r in out["rows"]} >= {

@@ -17,7 +17,8 @@ def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):
         assert queries.count_results(session) == commits["results"] == 9 * scale.RESULTS_PER_RUN
     assert scale.fill_commits(store_url) == {"base": commits["base"], "head": commits["head"]}
     assert (
-        cli.main(["store", "bench", "--db", store_url, "--results", "1000", "--repeats", "2", "--json"]) == 0
+        cli.main(["dev", "store-bench", "--db", store_url, "--results", "1000", "--repeats", "2", "--json"])
+        == 0
     )
     row = json.loads(capsys.readouterr().out)
     # assembled + assembled_generic vs hand-written (32 + 32), best threads (16 + 16), head vs base (112), and
@@ -28,4 +29,4 @@ def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):
 
 
 def test_bench_refuses_a_store_that_is_not_a_fill(store_url):
-    assert cli.main(["store", "bench", "--db", store_url, "--results", "0", "--repeats", "1"]) == 64
+    assert cli.main(["dev", "store-bench", "--db", store_url, "--results", "0", "--repeats", "1"]) == 64

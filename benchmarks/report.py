@@ -1,0 +1,231 @@
+"""docs/measurements.md, generated: every measured figure the docs quote, from the outputs of the commands that
+measured them.
+
+    python -m benchmarks.report record --kind KIND [--title T] NAME -- COMMAND ...   # run it, keep its output
+    python -m benchmarks.report render                                              # docs/measurements.md
+
+``record`` runs COMMAND (a measurement tool's ``--json`` output, or any command to time) and keeps its output
+in ``docs/measurements/NAME.json`` with the command line, the machine (CPU model, CPUs) and the date. ``render``
+writes docs/measurements.md from every kept record, one section each, in name order; a test fails when a doc
+quotes a figure that is not in it. Kinds: ``scenarios``, ``drift``, ``duet_settings``, ``collector_seeds``,
+``plan`` (each renders its tool's JSON), ``rows`` (any tool's JSON rows as a table) and ``timed`` (the
+command's wall time and exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = ROOT / "docs" / "measurements"
+OUT = ROOT / "docs" / "measurements.md"
+FORMAT = 1
+
+
+def _machine() -> dict:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    model = next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("model name")), "")
+    return {"cpu": model, "cpus": os.cpu_count()}
+
+
+def record(name: str, kind: str, title: str, command: list[str], note: str = "") -> Path:
+    t0 = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    seconds = time.monotonic() - t0
+    if kind == "timed":
+        data = {"seconds": round(seconds), "exit": done.returncode}
+    else:
+        try:
+            data = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            raise SystemExit(  # noqa: B904 (the command's output is the message)
+                f"{' '.join(command)} printed no JSON (exit {done.returncode}):\n{done.stderr[-2000:]}"
+            )
+    out = {
+        "format": FORMAT,
+        "name": name,
+        "kind": kind,
+        "title": title or name,
+        "command": shlex.join(command),
+        "machine": _machine(),
+        "date": datetime.date.today().isoformat(),
+        "data": data,
+    }
+    if note:
+        out["note"] = note
+    RECORDS.mkdir(parents=True, exist_ok=True)
+    path = RECORDS / f"{name}.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    return path
+
+
+# --- rendering -------------------------------------------------------------------------------------------------
+
+
+def _table(columns: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _scenarios(data: dict) -> list[str]:
+    rows = data["rows"]
+    lines = [
+        "Per scenario over the runs: the verdicts, the head's wall time (measurement and rounds), the rows that"
+        " failed by time, and the largest head/base time and cost ratios of one run.",
+        "",
+    ]
+    names = list(dict.fromkeys(r["scenario"] for r in rows))
+    table = []
+    for n in names:
+        mine = [r for r in rows if r["scenario"] == n]
+        verdicts = ", ".join(r["actual"] for r in mine)
+        secs = sorted(r["seconds"] for r in mine)
+        expected = mine[0]["expected"] + (" (effect)" if mine[0]["effect"] else "")
+        time_fails = sum(r["time_fails"] for r in mine)
+        largest = mine[-1]["largest"] or "-"
+        table.append([n, expected, verdicts, f"{secs[0]:.0f}-{secs[-1]:.0f}", time_fails, largest])
+    lines += _table(
+        ["scenario", "expected", "verdicts", "seconds", "rows failed by time", "largest (last run)"], table
+    )
+    lines += ["", "Confusion over the scored scenarios (expected -> actual: runs):", ""]
+    lines += _table(["expected", "actual", "runs"], [[e, a, n] for e, a, n in sorted(data["confusion"])])
+    deciding = [
+        (r["scenario"], r["run"], d) for r in rows for d in r["deciding"][:3] if r["expected"] == "reject"
+    ]
+    if deciding:
+        lines += ["", "Rows that decided each reject (first three of each run):", ""]
+        lines += [f"- {n} (run {k}): `{d}`" for n, k, d in deciding]
+    return lines
+
+
+def _drift(data: dict) -> list[str]:
+    rows = [
+        [k, f"{v['median']:.3f}", f"{v['min']:.3f}-{v['max']:.3f}", f"{v['outside_5pct']} of {v['n']}"]
+        for k, v in data["summary"].items()
+    ]
+    lines = _table(["design", "median", "range", "outside [0.95, 1.05]"], rows)
+    return ["Head/base of an A/A over the sessions after the first (1.0 is right):", "", *lines]
+
+
+def _duet_settings(data: dict) -> list[str]:
+    rows = [
+        [r["cell"], r["setting"], f"{r['min']:.3f}-{r['max']:.3f}", f"{r['sd']:.3f}", f"{r['base_ms']:.3f}"]
+        for r in data["rows"]
+    ]
+    return _table(["cell", "setting", "per-pair medians", "sd", "base ms"], rows)
+
+
+def _collector_seeds(data: dict) -> list[str]:
+    rows = data["rows"]
+    parts = sorted(
+        data["steps"] if r["closed_loop_parts_at"] is None else r["closed_loop_parts_at"] for r in rows
+    )
+    flagged = sum(bool(r["open_loop"]) for r in rows)
+    horizons = [k for k in (1, 2, 3, 4, 8, 16, data["steps"]) if k <= data["steps"]]
+    parted = [["rollouts parted", *(sum(p < k for p in parts) for k in horizons)]]
+    return [
+        f"Numba target {data['target']}: {data['seeds']} seeds x {data['steps']} steps x {data['num_envs']} envs, "
+        f"{len(rows)} rollouts; the open loop flagged {flagged}.",
+        "",
+        *_table(["closed loop over steps", *map(str, horizons)], parted),
+    ]
+
+
+def _plan(data: dict) -> list[str]:
+    rows = [
+        [p["placement"], p["cpus"], p["mem"], ",".join(map(str, p["threads"]))] for p in data["placements"]
+    ]
+    return [
+        f"{data['topology']}, {data['profile']} profile: {data['head_s'] / 60:.1f} min per head, "
+        f"{data['base_s'] / 60:.1f} min per base.",
+        "",
+        *_table(["placement", "CPUs", "memory", "threads"], rows),
+    ]
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list | tuple):
+        return ",".join(map(_cell, value))
+    return "-" if value is None else str(value)
+
+
+def _rows(data) -> list[str]:
+    """A tool's JSON rows (a list of flat objects, or an object holding one under ``rows``) as a table."""
+    rows = data["rows"] if isinstance(data, dict) else data
+    columns = list(dict.fromkeys(k for r in rows for k, v in r.items() if not isinstance(v, dict)))
+    return _table(columns, [[_cell(r.get(c)) for c in columns] for r in rows])
+
+
+def _timed(data: dict) -> list[str]:
+    return [f"{data['seconds']} s, exit {data['exit']}."]
+
+
+KINDS = {
+    "scenarios": _scenarios,
+    "drift": _drift,
+    "duet_settings": _duet_settings,
+    "collector_seeds": _collector_seeds,
+    "plan": _plan,
+    "timed": _timed,
+    "rows": _rows,
+}
+
+
+def render() -> str:
+    records = [json.loads(p.read_text()) for p in sorted(RECORDS.glob("*.json"))]
+    lines = [
+        "# Measurements",
+        "",
+        "Generated by `python -m benchmarks.report render` from `docs/measurements/*.json`, the kept outputs of the",
+        "commands below: do not edit. Each section says what ran, where and when. The other docs link here for",
+        "their figures.",
+    ]
+    for r in records:
+        m = r["machine"]
+        where = f"{m['cpu'] or 'unknown CPU'}, {m['cpus']} CPUs, {r['date']}."
+        note = f" {r['note']}" if r.get("note") else ""
+        lines += ["", f"## {r['title']}", "", f"`{r['command']}`", "", where + note, ""]
+        lines += KINDS[r["kind"]](r["data"])
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.report", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    rec = sub.add_parser("record")
+    rec.add_argument("name")
+    rec.add_argument("--kind", choices=sorted(KINDS), required=True)
+    rec.add_argument("--title", default="")
+    rec.add_argument(
+        "--note", default="", help="what the command line does not say (what BASE and HEAD were)"
+    )
+    rec.add_argument("command", nargs=argparse.REMAINDER)
+    sub.add_parser("render")
+    args = p.parse_args(argv)
+    if args.what == "record":
+        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        if not command:
+            p.error("record needs a command after --")
+        print(record(args.name, args.kind, args.title, command, args.note))
+        return 0
+    OUT.write_text(render())
+    print(OUT)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

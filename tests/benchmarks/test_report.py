@@ -1,0 +1,46 @@
+"""docs/measurements.md is generated from the kept records, and stays so."""
+
+import json
+import sys
+
+import pytest
+
+from benchmarks import report
+
+
+@pytest.fixture
+def records(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "RECORDS", tmp_path)
+    return tmp_path
+
+
+def test_record_keeps_the_output_command_machine_and_date(records):
+    rows = [{"task": "g1_walk", "ms": 1.23456, "threads": [1, 2], "extra": None}]
+    cmd = [sys.executable, "-c", f"print({json.dumps(json.dumps(rows))})"]
+    path = report.record("tool-a", "rows", "A tool's rows", cmd, note="HEAD: a comment")
+    kept = json.loads(path.read_text())
+    assert (
+        kept["data"] == rows
+        and kept["command"].startswith(sys.executable)
+        and kept["note"] == "HEAD: a comment"
+    )
+    assert kept["machine"]["cpus"] >= 1 and len(kept["date"]) == 10
+    text = report.render()
+    assert "## A tool's rows" in text and "HEAD: a comment" in text
+    assert "| task | ms | threads | extra |" in text and "| g1_walk | 1.235 | 1,2 | - |" in text
+
+
+def test_timed_records_wall_time_and_exit_code(records):
+    report.record("slow", "timed", "", [sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert "s, exit 3." in report.render()
+
+
+def test_a_command_without_json_is_refused(records):
+    with pytest.raises(SystemExit, match="printed no JSON"):
+        report.record("bad", "plan", "", [sys.executable, "-c", "print('hello')"])
+    assert list(records.iterdir()) == []
+
+
+def test_the_kept_file_is_what_render_writes():
+    """Nobody edits docs/measurements.md by hand: it equals a fresh render of the kept records."""
+    assert report.OUT.read_text() == report.render(), "run: python -m benchmarks.report render"
