@@ -41,6 +41,7 @@ from gate import provenance, sidecar
 from gate.meter import bench, compat, fingerprint, parity
 from gate.meter import synthetic as _synthetic
 from gate.meter.placement import AppliedPlacement, Placement, first_touch
+from gate.meter.profile import Profile, ProfileError
 from gate.meter.synthetic import make_inputs
 from kernels import registry
 
@@ -54,32 +55,31 @@ def _forked() -> None:  # asv's forkserver: the server did the imports (benchmar
 
 os.register_at_fork(after_in_child=_forked)
 
-PROFILE = os.environ.get("FUSEGATE_BENCH_PROFILE", "quick")
-if PROFILE not in ("quick", "full"):
-    raise ValueError(f"FUSEGATE_BENCH_PROFILE must be quick or full, got {PROFILE!r}")
+SETTINGS = Profile.from_env()  # every FUSEGATE_BENCH_* setting, read once (gate.meter.profile)
+PROFILE = SETTINGS.name
 ROOT = Path(__file__).resolve().parents[1]  # the asv config directory (benchmark_dir is ./benchmarks)
 
 
 def _threads() -> list[int]:
-    override = os.environ.get("FUSEGATE_BENCH_THREADS")
-    if override:
-        return [int(t) for t in override.split(",")]
+    if SETTINGS.threads:
+        return list(SETTINGS.threads)
     cpus = len(os.sched_getaffinity(0))
     if PROFILE == "quick":
         return sorted({1, cpus})
     return [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= cpus]
 
 
-def override(name: str, default: list, allowed=None, kind=str) -> list:
-    """A profile's grid axis, or the comma-separated list in ``name`` (e.g. for a narrowed scenario run)."""
-    text = os.environ.get(name)
-    if not text:
+def axis(field: str, default: list, allowed=None) -> list:
+    """A profile's grid axis, or the profile's narrowed one (e.g. for a scenario run), checked against ``allowed``."""
+    values = getattr(SETTINGS, field)
+    if values is None:
         return default
-    values = [kind(v) for v in text.split(",")]
     unknown = [v for v in values if allowed is not None and v not in allowed]
     if unknown:
-        raise ValueError(f"{name}: unknown {', '.join(map(str, unknown))}; known: {', '.join(allowed)}")
-    return values
+        raise ProfileError(
+            f"FUSEGATE_BENCH_{field.upper()}: unknown {', '.join(map(str, unknown))}; known: {', '.join(allowed)}"
+        )
+    return list(values)
 
 
 # What keeps this meter from measuring the subject (the registry API it calls, tasks it has no snapshot for): in
@@ -87,13 +87,9 @@ def override(name: str, default: list, allowed=None, kind=str) -> list:
 PROBLEMS = compat.problems()
 _USABLE = not compat.api_problems()
 _TASKS = [t for t in kernels.TASKS if t in _synthetic.TASKS] if _USABLE else []
-TASKS = override("FUSEGATE_BENCH_TASKS", _TASKS, _TASKS)
-IMPLS = override(
-    "FUSEGATE_BENCH_IMPLS", list(kernels.IMPLS) if _USABLE else [], kernels.IMPLS if _USABLE else []
-)
-NUM_ENVS = override(
-    "FUSEGATE_BENCH_ENVS", [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)], kind=int
-)
+TASKS = axis("tasks", _TASKS, _TASKS)
+IMPLS = axis("impls", list(kernels.IMPLS) if _USABLE else [], kernels.IMPLS if _USABLE else [])
+NUM_ENVS = axis("envs", [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)])
 THREADS = _threads()
 # The NumPy reference is single-threaded and its time grows linearly with the envs: one scale says what it
 # costs (timed and under callgrind), the parity check still runs it at every scale.
@@ -127,29 +123,26 @@ HEAD_VS_BASE = [i for i in IMPLS if i in policy_value("head_vs_base", IMPLS)]
 
 # Implementations paired with the hand-written kernel (hot slice and collector): the quick profile pairs what
 # the policy compares (``assembled`` by default), the full profile every fused implementation.
-PAIRED_IMPLS = override("FUSEGATE_BENCH_PAIRED_IMPLS", _compared() if PROFILE == "quick" else _fused(), IMPLS)
+PAIRED_IMPLS = axis("paired_impls", _compared() if PROFILE == "quick" else _fused(), IMPLS)
 # Each timing process lays its snapshot's arrays out at random cache-line offsets (gate.meter.placement.first_touch)
 # so the processes of a cell average over layouts; ``fixed`` gives every process the allocator's layout.
-LAYOUT = os.environ.get("FUSEGATE_BENCH_LAYOUT", "random")
-if LAYOUT not in ("random", "fixed"):
-    raise ValueError(f"FUSEGATE_BENCH_LAYOUT must be random or fixed, got {LAYOUT!r}")
+LAYOUT = SETTINGS.layout
 PAIRS = 40 if PROFILE == "quick" else 60
 # HotSlice processes per cell (a plan lowers it on large machines, where raw times only inform: gate.meter.plan)
-HOT_ROUNDS = int(os.environ.get("FUSEGATE_BENCH_HOT_ROUNDS") or 6)
+HOT_ROUNDS = SETTINGS.hot_rounds
 # The track_ suites (bandwidth and CPU metrics, JIT times, paired ratios) are single values per process: asv
 # compares them by its factor alone, with no statistics, and on a shared machine they moved by 10-70% between
 # two runs of the same commit (an A/A `asv continuous` flagged 9 of them). They are recorded for the gate, which
 # judges them with confidence intervals; `asv continuous` in the quick profile judges steady-state time only.
-TRACKS = os.environ.get("FUSEGATE_BENCH_TRACKS", "1" if PROFILE == "full" else "0") == "1"
+TRACKS = SETTINGS.with_tracks
 # The base a head is timed against in lockstep (``gate.meter.duet``; the AgainstBase suites): its tree and commit,
 # set by ``fusegate gate --measure`` for the head's measurement. Unset, those suites are skipped.
-AGAINST = os.environ.get("FUSEGATE_BENCH_AGAINST") or None
-AGAINST_COMMIT = os.environ.get("FUSEGATE_BENCH_AGAINST_COMMIT") or None
+AGAINST, AGAINST_COMMIT = SETTINGS.against, SETTINGS.against_commit
 # Worker pairs per lockstep pass (each one group of the cell's hierarchical bootstrap), pairs per cell and pair.
-DUET_ROUNDS = int(os.environ.get("FUSEGATE_BENCH_DUET_ROUNDS", "3"))
+DUET_ROUNDS = SETTINGS.duet_rounds
 DUET_PAIRS = 30
 # Cells of a lockstep pass, when only some need more samples: "task/impl/num_envs/threads,...".
-DUET_CELLS = os.environ.get("FUSEGATE_BENCH_DUET_CELLS") or None
+DUET_CELLS = SETTINGS.duet_cells
 
 _applied: AppliedPlacement | None = None
 _phases: dict[str, float] = {}

@@ -50,9 +50,7 @@ from kernels import registry
 NUM_ENVS = [256] if common.PROFILE == "quick" else [1024, 4096]
 STEPS, WARMUP = (30, 5) if common.PROFILE == "quick" else (100, 10)
 
-GATE_ENVS = common.override(
-    "FUSEGATE_BENCH_COLLECTOR_ENVS", [64] if common.PROFILE == "quick" else [256, 1024], kind=int
-)
+GATE_ENVS = common.axis("collector_envs", [64] if common.PROFILE == "quick" else [256, 1024])
 GATE_THREADS = [1] if common.PROFILE == "quick" else common.THREADS
 CHECK_STEPS = 16  # g1_walk and g1_motion end episodes of 64 envs from the 6th step on (seed 0)
 PAIRS, BLOCK, PAIR_WARMUP = 12, 2, 2

@@ -6,6 +6,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+from gate.meter.profile import Profile
 from gate.policy import Policy
 from gate.settings import Settings
 
@@ -25,6 +26,7 @@ def test_every_variable_the_code_reads_is_in_the_table_and_nothing_else():
         for path in (ROOT / package).rglob("*.py"):
             used |= set(NAME.findall(path.read_text()))
     used |= {f"FUSEGATE_{name.upper()}" for name in Settings.model_fields}
+    used |= set(Profile.variables())
     text = (ROOT / "docs" / "settings.md").read_text()
     documented = {m.group(1) for m in re.finditer(r"^\| `(FUSEGATE_[A-Z0-9_]+)` \|", text, re.M)}
     assert used - documented == set(), "read but not in docs/settings.md"

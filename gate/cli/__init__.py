@@ -87,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         kernel_defaults(args)
+        if args.command in ("run", "measure") or getattr(args, "measure", False):
+            from gate.meter.profile import Profile
+
+            Profile.from_env()  # a bad FUSEGATE_BENCH_* value stops here, before any tree or benchmark
         return args.func(args)
     except ValueError as exc:  # bad input or configuration that got past argparse: say what, not a traceback
         print(f"fusegate: error: {exc}", file=sys.stderr)

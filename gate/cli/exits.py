@@ -21,7 +21,15 @@ CONFIG = 78
 # Errors that mean "fix the configuration", by class name (the modules that define them import Numba or the
 # store: the command line names them without importing them).
 _CONFIG = frozenset(
-    {"PolicyError", "StoreError", "SchemaError", "SettingsError", "CostError", "PlacementError"}
+    {
+        "PolicyError",
+        "StoreError",
+        "SchemaError",
+        "SettingsError",
+        "CostError",
+        "PlacementError",
+        "ProfileError",
+    }
 )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from gate import domain, git
 from gate.cli import output
 from gate.cli.options import repo_path, store_url
+from gate.meter.profile import Profile
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
 
@@ -70,7 +71,7 @@ def _asv_env(side: Side, repo: Path) -> dict:
     env = {
         **os.environ,
         "ASV_COMMIT": side.sha,
-        "FUSEGATE_BENCH_PROFILE": os.environ.get("FUSEGATE_BENCH_PROFILE", "quick"),
+        "FUSEGATE_BENCH_PROFILE": Profile.from_env().name,
     }
     if side.tree != repo:  # the worktree's kernels and benchmarks, not the installed ones
         env["ASV_PYTHONPATH"] = str(side.tree)
@@ -113,8 +114,7 @@ def _profile_calls(rounds: int | None, results: Path, machine: str | None, *, ag
     (None: each class's own), and for a head with a base to time against, the lockstep pass."""
     from gate.runner import asvrun
 
-    paired = int(os.environ.get("FUSEGATE_BENCH_PAIRED_ROUNDS") or domain.PAIRED_ROUNDS)
-    runs = domain.gate_asv_runs(rounds, paired_rounds=paired)
+    runs = domain.gate_asv_runs(rounds, paired_rounds=Profile.from_env().paired_rounds)
     runs += [("--bench", domain.GATE_BENCH_AGAINST)] if against else []
     once = (domain.GATE_BENCH_EXACT, domain.GATE_BENCH_AGAINST)
     return [

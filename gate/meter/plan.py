@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gate.meter.profile import Profile
 from gate.meter.topology import Topology, format_cpu_list
 
 SCALES = {"quick": (4096, 32768), "full": tuple(2**k for k in range(11, 19))}
@@ -64,10 +65,12 @@ class PlacementPlan:
 
     def env(self) -> dict[str, str]:
         """The FUSEGATE_* settings that apply it in every benchmark process (gate.meter.placement)."""
-        return {"FUSEGATE_CPUS": format_cpu_list(self.cpus), "FUSEGATE_MEMPOLICY": self.mem,
-                "FUSEGATE_BENCH_THREADS": ",".join(map(str, self.threads)),
-                "FUSEGATE_BENCH_HOT_ROUNDS": str(self.hot_rounds),
-                "FUSEGATE_BENCH_PAIRED_ROUNDS": str(self.paired_rounds)}  # fmt: skip
+        bench = Profile(threads=self.threads, hot_rounds=self.hot_rounds, paired_rounds=self.paired_rounds)
+        return {
+            "FUSEGATE_CPUS": format_cpu_list(self.cpus),
+            "FUSEGATE_MEMPOLICY": self.mem,
+            **bench.env("threads", "hot_rounds", "paired_rounds"),
+        }
 
 
 @dataclass(frozen=True, kw_only=True)

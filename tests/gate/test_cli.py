@@ -196,6 +196,20 @@ def test_kernels_cost_without_valgrind_says_how_to_install_it(monkeypatch, capsy
     assert "apt-get install valgrind" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["measure", "--base", "HEAD", "--head", "HEAD"],
+        ["gate", "--base", "HEAD", "--head", "HEAD", "--measure"],
+    ],
+)
+def test_a_bad_benchmark_setting_stops_a_measuring_command_before_anything_runs(argv, monkeypatch, capsys):
+    monkeypatch.setenv("FUSEGATE_BENCH_THREADS", "1,x")
+    monkeypatch.setattr("gate.cli.measure.side_of", lambda *a, **k: pytest.fail("measured anyway"))
+    assert cli.main(argv) == exits.CONFIG
+    assert "FUSEGATE_BENCH_THREADS='1,x'" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)"
