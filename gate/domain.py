@@ -105,10 +105,45 @@ def suite_of(benchmark: str) -> str:
 
 
 class Verdict(StrEnum):
+    """The answer for a (base, head) pair."""
+
     APPROVE = "approve"
     REJECT = "reject"
     INCONCLUSIVE = "inconclusive"
     ERROR = "error"
+
+
+class Decision(StrEnum):
+    """One row's decision (``gate.stats.decide``)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+    ERROR = "error"  # nothing to decide on: no samples, a failed benchmark, a missing machine
+
+
+class Signal(StrEnum):
+    """What decided a row (``gate.stats.signals``)."""
+
+    COST = "cost"  # the exact per-call cost under callgrind
+    TIME = "time"  # the wall-time interval
+    NONE = "none"  # decided where found, without a measurement: correctness, missing data
+
+
+class Kind(StrEnum):
+    """What a row compares (docs/gate.md#reading-a-verdict); one module of ``gate.evaluate`` each."""
+
+    CORRECTNESS = (
+        "correctness"  # a benchmark that raised on the head: parity, construction, the collector's check
+    )
+    IMPL_VS_BASELINE = "impl_vs_baseline"  # an implementation against the baseline, paired in one process
+    BEST_THREADS = "best_threads"  # each at its own fastest thread count
+    HEAD_VS_BASE = "head_vs_base"  # head against base, in lockstep (or raw times of two moments)
+    PAIRED_HEAD_VS_BASE = "paired_head_vs_base"  # the paired ratio to the baseline, head over base
+    COLLECTOR_VS_BASELINE = "collector_vs_baseline"  # the collector step against the baseline's
+    COLLECTOR_HEAD_VS_BASE = "collector_head_vs_base"  # the collector step, head against base
+    METER = "meter"  # how the head was measured (provenance)
+    MACHINE = "machine"  # a machine: missing, changed hardware, nothing comparable
 
 
 EXIT_CODES = {Verdict.APPROVE: 0, Verdict.REJECT: 1, Verdict.INCONCLUSIVE: 2, Verdict.ERROR: 3}
@@ -184,7 +219,7 @@ class ComparisonRecord:
     """One judged cell of an evaluation (``gate.api.schemas.ComparisonOut`` on the wire)."""
 
     machine: str
-    kind: str
+    kind: Kind
     task: str
     num_envs: int | None
     threads: int | None
@@ -199,10 +234,14 @@ class ComparisonRecord:
     q_value: float | None
     samples: int
     groups: int
-    decision: str
-    signal: str
+    decision: Decision
+    signal: Signal
     cost_ratio: float | None
     reason: str
+
+    def __post_init__(self):  # the store and the wire hand over strings: keep the enums
+        for name, enum in (("kind", Kind), ("decision", Decision), ("signal", Signal)):
+            object.__setattr__(self, name, enum(getattr(self, name)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,7 +251,7 @@ class EvaluationRecord:
     id: int
     base_sha: str
     head_sha: str
-    verdict: str
+    verdict: Verdict
     policy_source: str
     policy: dict
     reasons: list[str]
@@ -221,3 +260,6 @@ class EvaluationRecord:
     official: bool = True  # False: asked for by a token without the admin role, never the verdict served
     requested_by: str | None = None
     stale: bool = False  # results of base or head arrived after this evaluation started
+
+    def __post_init__(self):
+        object.__setattr__(self, "verdict", Verdict(self.verdict))

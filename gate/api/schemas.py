@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gate.domain import Decision, Kind, Signal, Verdict
 from gate.ingest.bundle import Bundle
 from gate.web import Problem
 
@@ -19,10 +20,7 @@ class Orm(BaseModel):
 
 class ComparisonOut(Orm):
     machine: str
-    kind: str = Field(
-        description="correctness | impl_vs_baseline | best_threads | head_vs_base | collector_vs_baseline | "
-        "collector_head_vs_base | paired_head_vs_base | machine"
-    )
+    kind: Kind = Field(description="what the row compares (docs/gate.md#reading-a-verdict)")
     task: str
     num_envs: int | None
     threads: int | None
@@ -37,9 +35,9 @@ class ComparisonOut(Orm):
     q_value: float | None
     samples: int
     groups: int = Field(description="benchmark processes (for paired cells) behind the estimate")
-    decision: str = Field(description="pass | fail | inconclusive | error")
-    signal: str = Field(
-        default="none",
+    decision: Decision
+    signal: Signal = Field(
+        default=Signal.NONE,
         description="what decided: cost (callgrind, exact), time (wall-time interval) or none (no measurement)",
     )
     cost_ratio: float | None = Field(
@@ -52,7 +50,7 @@ class EvaluationOut(Orm):
     id: int
     base_sha: str
     head_sha: str
-    verdict: str = Field(description="approve | reject | inconclusive | error")
+    verdict: Verdict
     policy_source: str = Field(description="where the policy came from: always the base commit")
     policy: dict
     reasons: list[str]
@@ -75,7 +73,7 @@ class EvaluationSummary(Orm):
     id: int
     base_sha: str
     head_sha: str
-    verdict: str
+    verdict: Verdict
     official: bool = True
     created_at: datetime
 

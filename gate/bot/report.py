@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from gate.domain import Decision, Verdict
 from gate.policy import POLICY_FILE, Policy
 
 CONTEXT = "fusegate"
@@ -43,7 +44,7 @@ def open_cells(cells: list, max_rounds: int) -> list:
     """The inconclusive cells (``gate.api.schemas.ComparisonOut``) that more rounds may still decide: fewer
     processes behind them than the budget. The commit status waits on them; ``GET /api/rounds`` asks the runners
     for them."""
-    return [c for c in cells if c.decision == "inconclusive" and c.groups < max_rounds]
+    return [c for c in cells if c.decision == Decision.INCONCLUSIVE and c.groups < max_rounds]
 
 
 def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: float) -> Status | None:
@@ -79,19 +80,19 @@ def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: f
 def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datetime) -> Status:
     """The status for a stored evaluation (``gate.domain.EvaluationRecord``)."""
     cells = evaluation.comparisons
-    count = {d: sum(c.decision == d for c in cells) for d in ("pass", "fail", "inconclusive", "error")}
+    count = {d: sum(c.decision == d for c in cells) for d in Decision}
     n = len(cells)
-    if evaluation.verdict == "approve":
+    if evaluation.verdict == Verdict.APPROVE:
         return Status(
             state="success", description=f"approve: all {n} cells within their margins", settled=True
         )
-    if evaluation.verdict == "reject":
+    if evaluation.verdict == Verdict.REJECT:
         return Status(
             state="failure",
             description=f"reject: {count['fail']} of {n} cells slower than their margin or failing",
             settled=True,
         )
-    if evaluation.verdict == "inconclusive":
+    if evaluation.verdict == Verdict.INCONCLUSIVE:
         undecided = open_cells(cells, policy.max_rounds)
         if not undecided:
             return Status(
@@ -112,7 +113,7 @@ def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datet
             f"(from {fewest} of at most {policy.max_rounds} processes)",
             settled=False,
         )
-    first = next((c.reason for c in cells if c.decision == "error"), None) or evaluation.reasons[-1]
+    first = next((c.reason for c in cells if c.decision == Decision.ERROR), None) or evaluation.reasons[-1]
     return Status(
         state="error", description=f"error: {count['error']} cells without data; {first}", settled=True
     )
@@ -141,7 +142,7 @@ def _escape(text: str) -> str:
 
 def verdict_table(evaluation) -> list[str]:
     """The verdict's rows as a markdown table, problems first (at most ``MAX_ROWS``), then its reasons."""
-    order = {"fail": 0, "error": 1, "inconclusive": 2, "pass": 3}
+    order = {Decision.FAIL: 0, Decision.ERROR: 1, Decision.INCONCLUSIVE: 2, Decision.PASS: 3}
     cells = sorted(evaluation.comparisons, key=lambda c: order.get(c.decision, 4))
     lines = [
         "| machine | kind | cell | impl vs baseline | time | 95% CI | cost | margin | decision | by | reason |",
@@ -156,7 +157,7 @@ def verdict_table(evaluation) -> list[str]:
         )
     if len(cells) > MAX_ROWS:
         rest = cells[MAX_ROWS:]
-        passed = sum(c.decision == "pass" for c in rest)
+        passed = sum(c.decision == Decision.PASS for c in rest)
         lines.append(f"\n{len(rest)} more cells ({passed} pass) are in the full verdict.")
     return [*lines, "", *(f"- {_escape(r)}" for r in evaluation.reasons)]
 

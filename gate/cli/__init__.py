@@ -42,13 +42,13 @@ def version() -> str:
 COMMANDS = (
     "run", "gate", "measure", "plan", "threads", "ingest", "serve", "upload", "rounds", "calibrate", "profile_time", "pairs", "collect",
     "kernels_parity", "kernels_bench", "kernels_cost", "kernels_show_source", "token_create", "token_revoke",
-    "db_upgrade", "rules", "store_bench", "dashboard_bench", "changepoints_bench",
+    "db_upgrade", "rules", "store_bench", "dashboard_bench", "changepoints_bench", "reevaluate",
 )  # fmt: skip
 GROUPS = {
     "kernels": "check and time the update_state kernels",
     "token": "runner upload tokens (stored hashed)",
     "db": "the results store",
-    "dev": "the maintainers' measurements of the gate itself: rules, store, dashboard, change points",
+    "dev": "the maintainers' measurements of the gate itself: rules, store, dashboard, change points, re-evaluation",
 }
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from gate import domain, git
 from gate.cli import output
 from gate.cli.options import repo_path, store_url
+from gate.domain import Decision, Verdict
 from gate.meter.profile import Profile
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
@@ -203,14 +204,14 @@ def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[
     would pass; then say how to go on (``again``)."""
     from gate.runner import asvrun, rounds
 
-    while evaluation.verdict == "inconclusive":
+    while evaluation.verdict == Verdict.INCONCLUSIVE:
         todo = {
             name: rounds.open_benches(evaluation.comparisons, evaluation.policy, machine, side=name)
             for name in sides
             if name == "head" or judge.base != judge.head
         }
         todo = {name: patterns for name, patterns in todo.items() if patterns}
-        open_rows = [c for c in evaluation.comparisons if c.decision == "inconclusive"]
+        open_rows = [c for c in evaluation.comparisons if c.decision == Decision.INCONCLUSIVE]
         if not todo:
             console.print(f"  {len(open_rows)} cell(s) undecided with the policy's budget of rounds spent")
             return evaluation
@@ -238,7 +239,8 @@ def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[
                        console=console, env={"FUSEGATE_BENCH_DUET_CELLS": cells} if cells else None)  # fmt: skip
         evaluation = judge(quiet=True)
         counts = {
-            d: sum(c.decision == d for c in evaluation.comparisons) for d in ("pass", "fail", "inconclusive")
+            d: sum(c.decision == d for c in evaluation.comparisons)
+            for d in (Decision.PASS, Decision.FAIL, Decision.INCONCLUSIVE)
         }
         console.print(f"  now {evaluation.verdict}: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
     return evaluation

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from gate.domain import Decision, Kind, Signal, Verdict
+
 
 def console(*, stderr: bool = False) -> Console:
     """A console that keeps wide tables whole when output goes to a file or a pipe (rich assumes 80 columns)."""
@@ -31,14 +33,19 @@ def num(x: float, fmt: str) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
 
 
-DECISION_STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "error": "magenta"}
+DECISION_STYLE = {
+    Decision.PASS: "green",
+    Decision.FAIL: "red",
+    Decision.INCONCLUSIVE: "yellow",
+    Decision.ERROR: "magenta",
+}
 
 
 VERDICT_STYLE = {
-    "approve": "bold green",
-    "reject": "bold red",
-    "inconclusive": "bold yellow",
-    "error": "bold magenta",
+    Verdict.APPROVE: "bold green",
+    Verdict.REJECT: "bold red",
+    Verdict.INCONCLUSIVE: "bold yellow",
+    Verdict.ERROR: "bold magenta",
 }
 
 
@@ -105,7 +112,7 @@ def print_verdict(evaluation) -> None:
 def verdict_lines(evaluation) -> list[str]:
     style = VERDICT_STYLE.get(evaluation.verdict, "")
     lines = [f"[{style}]verdict: {evaluation.verdict.upper()}[/]", *(f"  {r}" for r in evaluation.reasons)]
-    if any(c.kind == "head_vs_base" and c.signal == "time" for c in evaluation.comparisons):
+    if any(c.kind == Kind.HEAD_VS_BASE and c.signal == Signal.TIME for c in evaluation.comparisons):
         lines.append(
             "  asv continuous calls a timing 'slower' from pooled samples (Mann-Whitney p < 0.002 and a 1.1 factor); "
             "the gate's time rows use per-process intervals and the cost rows exact counts, so the two can differ: "

@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.domain import PAIRED, TIME
-from gate.evaluate import is_stale, summary_of
+from gate.domain import PAIRED, TIME, Decision, Kind
+from gate.evaluate import summary_of
+from gate.services.verdicts import is_stale
 from gate.stats import changepoints
 from gate.store import dashboard as reads
 from gate.store import queries
@@ -212,7 +213,7 @@ def matrix(
         for c in evaluation.comparisons:
             if (c.machine, c.kind, c.impl, c.baseline, c.detail) == (
                 machine,
-                "impl_vs_baseline",
+                Kind.IMPL_VS_BASELINE,
                 impl,
                 baseline,
                 placement,
@@ -234,7 +235,7 @@ def matrix(
             )
         else:
             ratio = low = high = None
-            decision, reason = ("fail" if c.status == "failed" else "error"), c.message
+            decision, reason = (Decision.FAIL if c.status == "failed" else Decision.ERROR), c.message
         cells.append(
             MatrixCell(task=c.task, num_envs=c.num_envs, threads=c.threads, ratio=ratio, low=low, high=high,
                        decision=decision, signal=signal, cost_ratio=cost_ratio, reason=reason, groups=c.groups)

@@ -16,15 +16,16 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gate.dashboard import api, data
+from gate.domain import Decision
 from gate.web import ReadSessionDep, latest_verdict
 
 HERE = Path(__file__).parent
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 DECISIONS = {  # Okabe-Ito colours (safe for colour-blind readers); the word and the symbol are always written too
-    "pass": ("#009E73", "✓"),
-    "fail": ("#D55E00", "✗"),
-    "inconclusive": ("#E69F00", "?"),
-    "error": ("#CC79A7", "!"),
+    Decision.PASS: ("#009E73", "✓"),
+    Decision.FAIL: ("#D55E00", "✗"),
+    Decision.INCONCLUSIVE: ("#E69F00", "?"),
+    Decision.ERROR: ("#CC79A7", "!"),
     "not evaluated": ("#999999", "·"),
 }
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -90,11 +91,11 @@ def compare_page(request: Request, session: ReadSessionDep, cell: api.CellDep):
 @router.get("/pr/{base}/{head}")
 def pr_page(request: Request, base: str, head: str, session: ReadSessionDep):
     e = latest_verdict(request, session, base, head)  # the API's answer, and its errors (422: a bad ref)
-    order = {"fail": 0, "error": 1, "inconclusive": 2}
+    order = {Decision.FAIL: 0, Decision.ERROR: 1, Decision.INCONCLUSIVE: 2}
     problems = sorted(
-        (c for c in e.comparisons if c.decision != "pass"), key=lambda c: order.get(c.decision, 3)
+        (c for c in e.comparisons if c.decision != Decision.PASS), key=lambda c: order.get(c.decision, 3)
     )
-    passes = [c for c in e.comparisons if c.decision == "pass"]
+    passes = [c for c in e.comparisons if c.decision == Decision.PASS]
     return _page(request, "pr.html", e=e, problems=problems, passes=passes)
 
 

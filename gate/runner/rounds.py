@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from gate.bot.report import open_cells
+from gate.domain import Kind
 
 TIME = r"hot_slice\.HotSlice\.time_update_state"
 PAIRED = r"hot_slice\.Paired\.track_ratio"
@@ -31,22 +32,22 @@ def _combo(benchmark: str, task: str, impl: str | None, num_envs, threads) -> st
 def benches_for(row, baseline: str) -> list[str]:
     """The ``asv run --bench`` patterns whose new processes add samples to ``row`` (a ComparisonOut)."""
     kind, task, impl, n, t = row.kind, row.task, row.impl, row.num_envs, row.threads
-    if kind in ("impl_vs_baseline", "paired_head_vs_base"):
+    if kind in (Kind.IMPL_VS_BASELINE, Kind.PAIRED_HEAD_VS_BASE):
         return [_combo(PAIRED, task, impl, n, t)]
-    if kind == "best_threads":  # each side at its fastest thread count: every count can become the fastest
+    if kind == Kind.BEST_THREADS:  # each side at its fastest thread count: every count can become the fastest
         return [_combo(TIME, task, impl, n, None), _combo(TIME, task, baseline, n, None)] + (
             [_combo(PAIRED, task, impl, n, t)] if t is not None else []
         )
-    if kind == "head_vs_base":  # the head timed against the base in lockstep: a pass of the head's side
+    if kind == Kind.HEAD_VS_BASE:  # the head timed against the base in lockstep: a pass of the head's side
         return [_combo(AGAINST_BASE, task, impl, n, t)]
-    if kind == "collector_vs_baseline":
+    if kind == Kind.COLLECTOR_VS_BASELINE:
         return [_combo(COLLECTOR_PAIRED, task, impl, n, t)]
-    if kind == "collector_head_vs_base":
+    if kind == Kind.COLLECTOR_HEAD_VS_BASE:
         return [_combo(COLLECTOR_AGAINST_BASE, task, impl, n, t)]
     return []
 
 
-HEAD_VS_BASE = ("paired_head_vs_base",)  # rows whose samples come from both commits' own measurements
+HEAD_VS_BASE = (Kind.PAIRED_HEAD_VS_BASE,)  # rows whose samples come from both commits' own measurements
 
 
 def duet_cells(patterns: Iterable[str]) -> str:

@@ -55,7 +55,7 @@ def arrived(
             pairs = {
                 p
                 for sha in {r.commit for r in runs}
-                for p in queries.evaluation_pairs_with(session, commit_sha=sha)
+                for p in queries.evaluation_pairs(session, commit_sha=sha)
             }
         for base, head in sorted(pairs):
             evaluations.append(verdicts.reevaluate(url, repo=repo, base_sha=base, head_sha=head))

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from gate import git
 from gate.domain import ComparisonRecord, EvaluationRecord
-from gate.evaluate import is_stale, judge, save
+from gate.evaluate import Outcome, judge
 from gate.store import db, queries
 from gate.store.models import Evaluation, now, utc
 
@@ -67,10 +67,56 @@ def evaluate(
         if missed:
             started = min(started, utc(min(missed)) - timedelta(microseconds=1))
         stored = save(
-            session, outcome, base_sha=base_sha, head_sha=head_sha, started=started, official=official,
+            session,
+            outcome,
+            base_sha=base_sha,
+            head_sha=head_sha,
+            started=started,
+            official=official,
             requested_by=requested_by,
-        )  # fmt: skip
+        )
         return record(stored)
+
+
+def save(
+    session: Session,
+    outcome: Outcome,
+    *,
+    base_sha: str,
+    head_sha: str,
+    started,
+    official: bool = True,
+    requested_by: str | None = None,
+):
+    """Store a judged outcome, stamped with the time its evaluation started, so results that arrived while it ran
+    make it stale (``is_stale``). ``official=False``: an ad-hoc evaluation, kept apart from the verdict that the
+    bot, the dashboard and ``GET /api/verdicts`` read."""
+    return queries.save_evaluation(
+        session,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        verdict=outcome.verdict,
+        policy_source=outcome.policy_source,
+        policy=outcome.policy,
+        reasons=outcome.reasons,
+        comparisons=outcome.comparisons,
+        created_at=started,
+        official=official,
+        requested_by=requested_by,
+    )
+
+
+def evaluate_and_store(session: Session, *, repo: Path, base_sha: str, head_sha: str, **kw):
+    """``judge`` and ``save`` in one session (tools and tests; the service judges and saves in two transactions)."""
+    started = now()
+    outcome = judge(session, repo=repo, base_sha=base_sha, head_sha=head_sha, **kw)
+    return save(session, outcome, base_sha=base_sha, head_sha=head_sha, started=started)
+
+
+def is_stale(session: Session, evaluation) -> bool:
+    """True when results of its base or head arrived after the evaluation started."""
+    last = queries.last_upload(session, commit_shas={evaluation.base_sha, evaluation.head_sha})
+    return last is not None and utc(last) > utc(evaluation.created_at)
 
 
 class _Flight:

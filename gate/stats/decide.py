@@ -20,18 +20,11 @@ correction, while fails (which block a merge) are controlled for false discoveri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 
 import numpy as np
 
+from gate.domain import Decision
 from gate.stats.estimate import CONFIDENCE, Estimate
-
-
-class Decision(StrEnum):
-    PASS = "pass"
-    FAIL = "fail"
-    INCONCLUSIVE = "inconclusive"
-    ERROR = "error"  # nothing to decide on: no samples, a failed benchmark, a missing machine
 
 
 def q_values(p_values: Sequence[float]) -> list[float]:

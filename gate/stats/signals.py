@@ -25,16 +25,9 @@ same instructions).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-from gate.stats.decide import Decision
+from gate.domain import Decision, Signal
 from gate.stats.estimate import Estimate
-
-
-class Signal(StrEnum):
-    COST = "cost"
-    TIME = "time"
-    NONE = "none"  # decided where found, without a measurement: correctness, missing data
 
 
 @dataclass(frozen=True, kw_only=True)

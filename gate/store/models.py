@@ -9,6 +9,7 @@ evaluation reads summaries, never raw samples.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from sqlalchemy import (
     JSON,
@@ -27,6 +28,8 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from gate.domain import Decision, Kind, Signal, Verdict
 
 
 def now() -> datetime:
@@ -50,6 +53,24 @@ class UtcDateTime(TypeDecorator):
 
     def process_result_value(self, value, dialect):
         return None if value is None else utc(value).astimezone(UTC)
+
+
+class Vocabulary(TypeDecorator):
+    """A ``gate.domain`` StrEnum stored as its value in a VARCHAR: refused on write when it is not one of them,
+    read back as the enum."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, enum: type[StrEnum], length: int):
+        super().__init__(length)
+        self.enum = enum
+
+    def process_bind_param(self, value, dialect):
+        return None if value is None else self.enum(value).value
+
+    def process_result_value(self, value, dialect):
+        return None if value is None else self.enum(value)
 
 
 class Base(DeclarativeBase):
@@ -182,7 +203,7 @@ class Evaluation(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     base_commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"))
     head_commit_id: Mapped[int] = mapped_column(ForeignKey("commit.id"))
-    verdict: Mapped[str] = mapped_column(String(16))
+    verdict: Mapped[Verdict] = mapped_column(Vocabulary(Verdict, 16))
     policy_source: Mapped[str] = mapped_column(Text)
     policy: Mapped[dict]
     reasons: Mapped[list]
@@ -213,7 +234,7 @@ class Comparison(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluation.id", ondelete="CASCADE"), index=True)
     machine: Mapped[str] = mapped_column(String(200))
-    kind: Mapped[str] = mapped_column(String(32))  # gate.api.schemas.ComparisonOut.kind
+    kind: Mapped[Kind] = mapped_column(Vocabulary(Kind, 32))
     task: Mapped[str] = mapped_column(String(64))
     num_envs: Mapped[int | None]
     threads: Mapped[int | None]
@@ -228,9 +249,8 @@ class Comparison(Base):
     q_value: Mapped[float | None] = mapped_column(Float)
     samples: Mapped[int] = mapped_column(Integer, default=0)
     groups: Mapped[int] = mapped_column(Integer, default=0)
-    decision: Mapped[str] = mapped_column(String(16))
-    # what decided: "cost" (callgrind, exact), "time" (wall-time interval), "none" (correctness, missing data)
-    signal: Mapped[str] = mapped_column(String(16), default="time", server_default="time")
+    decision: Mapped[Decision] = mapped_column(Vocabulary(Decision, 16))
+    signal: Mapped[Signal] = mapped_column(Vocabulary(Signal, 16), default=Signal.TIME, server_default="time")
     cost_ratio: Mapped[float | None] = mapped_column(Float)  # B/A of the policy's cost_metric, when measured
     reason: Mapped[str] = mapped_column(Text, default="")
     evaluation: Mapped[Evaluation] = relationship(back_populates="comparisons")

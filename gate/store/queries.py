@@ -401,18 +401,24 @@ def evaluations(session: Session, *, limit: int = 50) -> list[tuple[Evaluation, 
     return [tuple(row) for row in session.execute(stmt)]
 
 
-def evaluation_pairs_with(session: Session, *, commit_sha: str) -> list[tuple[str, str]]:
-    """Distinct (base, head) with an official verdict that involve a commit: re-evaluated when its results
-    change."""
+def evaluation_pairs(
+    session: Session, *, commit_sha: str | None = None, official: bool = True
+) -> list[tuple[str, str]]:
+    """Distinct (base, head) with a stored verdict (an official one unless ``official`` is False), those that
+    involve ``commit_sha`` when given: re-evaluated when its results change."""
     base, head = aliased(Commit), aliased(Commit)
     stmt = (
         select(base.sha, head.sha)
         .select_from(Evaluation)
         .join(base, Evaluation.base_commit_id == base.id)
         .join(head, Evaluation.head_commit_id == head.id)
-        .where((base.sha == commit_sha) | (head.sha == commit_sha), Evaluation.official.is_(True))
         .distinct()
+        .order_by(base.sha, head.sha)
     )
+    if commit_sha is not None:
+        stmt = stmt.where((base.sha == commit_sha) | (head.sha == commit_sha))
+    if official:
+        stmt = stmt.where(Evaluation.official.is_(True))
     return [tuple(row) for row in session.execute(stmt)]
 
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from gate.api.app import create_app
 from gate.api.background import serving
-from gate.evaluate import evaluate_and_store
 from gate.git import resolve
+from gate.services.verdicts import evaluate_and_store
 from gate.store import db, queries
 from gate.tools import store_scale as scale
 

@@ -24,8 +24,9 @@ from sqlalchemy.orm import Session
 
 from gate import stats
 from gate.domain import TIME
-from gate.evaluate import NoiseFloors, cost_pairs
+from gate.evaluate import NoiseFloors
 from gate.policy import Policy
+from gate.services.calibration import cost_pairs
 from gate.stats import Decision
 from gate.store import queries
 

@@ -204,8 +204,8 @@ def test_the_cost_benchmarks_are_ingested_as_exact_cells(store_url, tmp_path):
 
 
 def test_calibration_learns_the_cost_floor_and_rules_compare_cost_too(store_url, tmp_path, repo):
-    from gate.evaluate import calibrate
     from gate.policy import Policy
+    from gate.services.calibration import calibrate
     from gate.store import db
     from gate.tools import rules
 

@@ -9,7 +9,8 @@ import pytest
 
 from gate import cli
 from gate.api.schemas import EvaluationOut
-from gate.evaluate import calibrate, evaluate_and_store
+from gate.services.calibration import calibrate
+from gate.services.verdicts import evaluate_and_store
 from gate.store import db
 from tests.gate import asv_results, gitrepo
 from tests.gate.test_ingest import _ingest
@@ -396,3 +397,31 @@ def test_a_parity_failure_is_one_row_per_cell_naming_the_exception(store_url, tm
     )
     assert not [c for c in e.comparisons if c.kind == "best_threads" and c.decision == "error"]
     assert not any("pool=" not in c.detail for c in rows)  # the placement names its pool, not a thread count
+
+
+def test_reevaluating_the_store_gives_the_stored_rows_and_names_a_change(
+    store_url, tmp_path, repo, monkeypatch
+):
+    """``fusegate dev reevaluate``: every stored pair judged again equals what was stored; a changed rule shows."""
+    from gate.evaluate import tally
+    from gate.tools import reevaluate
+
+    path, base, head = repo
+    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
+    _ingest(
+        store_url, _measure(tmp_path / "b", head, seed=2, slow=lambda c: 1.3 if c["impl"] == "numpy" else 1.0)
+    )
+    stored = _evaluate(store_url, path, base, head)
+    with db.transaction(store_url, write=False) as session:
+        before = reevaluate.judged(session, repo=path)
+    [pair] = before
+    assert (pair["base"], pair["head"], pair["verdict"]) == (base, head, stored.verdict)
+    assert [(r["kind"], r["decision"], r["ratio"]) for r in pair["rows"]] == [
+        (c.kind, c.decision, c.ratio) for c in stored.comparisons
+    ]
+    assert reevaluate.differences(before, before) == []
+    monkeypatch.setattr(tally, "MOMENTS", "another note")  # a rule's text changes: the tool says where
+    with db.transaction(store_url, write=False) as session:
+        after = reevaluate.judged(session, repo=path)
+    found = reevaluate.differences(before, after)
+    assert found and all(f.startswith(f"{base[:12]} -> {head[:12]}") for f in found)

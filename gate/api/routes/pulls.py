@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 
 from gate.api.schemas import CheckOut, Problem, PullOut, RoundsOut
 from gate.bot import report
-from gate.domain import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN
+from gate.domain import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN, Verdict
 from gate.store import pulls
 from gate.web import ReadSessionDep, latest_verdict
 
@@ -50,7 +50,7 @@ def rounds(
     evaluation = latest_verdict(request, session, base, head)  # 404 until the first evaluation
     budget = int(evaluation.policy.get("max_rounds", 0))
     cells = [c for c in report.open_cells(evaluation.comparisons, budget) if c.machine == machine]
-    more = evaluation.verdict == "inconclusive" and bool(cells)
+    more = evaluation.verdict == Verdict.INCONCLUSIVE and bool(cells)
     return RoundsOut(
         base_sha=evaluation.base_sha, head_sha=evaluation.head_sha, machine=machine, more=more,
         stale=evaluation.stale, budget=budget, cells=cells,

@@ -33,7 +33,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gate import policy
-    from gate.evaluate import calibrate
+    from gate.services.calibration import calibrate
     from gate.store import db
 
     url, repo, base, head = commits_of(args)

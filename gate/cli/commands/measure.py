@@ -97,9 +97,11 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
     if not answer["more"]:
         console.print(f"{name}: no undecided cell the budget allows")
         return exits.REJECT
+    from gate.domain import Kind
+
     cells = [SimpleNamespace(**c) for c in answer["cells"]]
     baseline = next(
-        (c.baseline for c in cells if c.kind in ("impl_vs_baseline", "best_threads")), "handwritten"
+        (c.baseline for c in cells if c.kind in (Kind.IMPL_VS_BASELINE, Kind.BEST_THREADS)), "handwritten"
     )
     policy = {"max_rounds": answer["budget"], "baseline": baseline}
     for side_name, side in sides.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from gate.evaluate import evaluate_and_store
+from gate.services.verdicts import evaluate_and_store
 from gate.store import db
 from tests.gate import gitrepo
 from tests.gate.test_evaluate import _measure

@@ -1,0 +1,59 @@
+"""What every row kind reads: one machine and placement's cells of head (and base), the policy, the floors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
+
+from gate.evaluate.cells import Cells
+from gate.policy import Policy
+from gate.store import queries
+
+
+def cost_design(metric: str) -> str:
+    """The calibration design of a cost metric (one floor per metric: L1 misses are far noisier than Ir)."""
+    return f"cost:{metric}"
+
+
+class NoiseFloors:
+    """The stored A/A calibrations of some machines (every machine when ``machines`` is None)."""
+
+    def __init__(self, session: Session | None = None, machines: Iterable[str] | None = None, *, by=None):
+        self._by = dict(by or {})
+        if session is not None:
+            self._by |= {
+                (m, c.design, c.threads): c for m, c in queries.calibrations(session, machines=machines)
+            }
+
+    def cost_fail_margin(self, machine: str, metric: str, margin: float) -> float:
+        """The cost signal's fail threshold: the policy's margin, or the machine's A/A floor of that metric if larger."""
+        cal = self._by.get((machine, cost_design(metric), 1))
+        return margin if cal is None else max(margin, cal.noise_floor)
+
+    def fail_margin(self, machine: str, threads: int, margin: float) -> tuple[float, str]:
+        """The margin a cross-process fail must clear: the policy's, or the machine's A/A noise floor if larger."""
+        cal = self._by.get((machine, "unpaired", threads))
+        if cal is None or cal.noise_floor <= margin:
+            return margin, ""
+        return cal.noise_floor, f"a fail must clear the machine's A/A noise floor {cal.noise_floor:.1%}"
+
+
+@dataclass(kw_only=True)
+class Context:
+    """One machine and placement of an evaluation, as each row kind's ``rows(context)`` reads it."""
+
+    machine: str
+    placement: str  # the placement's label, shown in the rows' detail
+    cells: Cells  # the head's
+    policy: Policy
+    compare: tuple[str, ...]  # the implementations judged against the baseline (the policy's, plus --impl)
+    floors: NoiseFloors = field(default_factory=NoiseFloors)
+    versus_base: bool = (
+        False  # head-vs-base rows: a base other than the head, whose cells the head does not reuse
+    )
+    base: Cells | None = None  # the base's cells on this machine and placement (None: it has none)
+    base_sha: str = ""
+    lockstep: bool = False  # the head was timed against this base in lockstep (the AgainstBase suites)
+    dropped: list[str] = field(default_factory=list)  # base cells the head's profile no longer has

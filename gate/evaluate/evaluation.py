@@ -1,0 +1,133 @@
+"""(base, head) -> verdict from the store: the row kinds per machine and placement, decided and tallied."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
+
+from gate.domain import ComparisonRecord, Verdict
+from gate.evaluate import (
+    best_threads,
+    collector_head_vs_base,
+    collector_vs_baseline,
+    correctness,
+    head_vs_base,
+    impl_vs_baseline,
+    machine,
+    meter,
+    paired_head_vs_base,
+    tally,
+)
+from gate.evaluate.cells import Cells
+from gate.evaluate.context import Context, NoiseFloors
+from gate.evaluate.row import Row
+from gate.lineage import Lineage
+from gate.policy import Policy
+from gate.store import queries
+
+# The row kinds judged per machine and placement, in the order their rows are shown.
+KINDS = (
+    correctness,
+    impl_vs_baseline,
+    best_threads,
+    collector_vs_baseline,
+    head_vs_base,
+    paired_head_vs_base,
+    collector_head_vs_base,
+)
+
+
+@dataclass(kw_only=True)
+class Outcome:
+    verdict: Verdict
+    reasons: list[str]
+    comparisons: list[ComparisonRecord]
+    policy_source: str
+    policy: dict = field(default_factory=dict)
+
+
+def evaluate(
+    session: Session,
+    *,
+    base_sha: str,
+    head_sha: str,
+    policy: Policy,
+    policy_source: str,
+    extra_impls: Iterable[str] = (),
+    lineage: Lineage | None = None,
+) -> Outcome:
+    """The verdict on (base, head) from the store; ``lineage`` (git's view of the pair, ``gate.lineage``) adds
+    the rows about how the head was measured, and lets a head whose subject is the base's be judged on the base's
+    results."""
+    compare = tuple(dict.fromkeys((*policy.compare, *extra_impls)))
+    same = base_sha == head_sha
+    head_cells = queries.summaries(session, commit_sha=head_sha)
+    base_cells = [] if same else queries.summaries(session, commit_sha=base_sha)
+    head_runs = queries.provenances(session, commit_sha=head_sha)
+    base_runs = {} if same else queries.provenances(session, commit_sha=base_sha)
+    reasons = [
+        f"policy: {policy_source}" + (f", plus --impl {', '.join(extra_impls)}" if extra_impls else "")
+    ]
+    reused = meter.reused(lineage, head_cells, base_cells, head_runs, base_runs, base_sha, reasons)
+    reported = sorted({m for m, _, _, _ in head_cells} | {m for m, _ in head_runs})
+    required = list(policy.required_machines) or reported
+    if not required:
+        reasons.append(f"no results for head {head_sha[:12]} on any machine: nothing was measured")
+    rows: list[Row] = machine.missing(required, reported, head_sha)
+    floors = NoiseFloors(session, required)
+    base_by: dict[tuple[str, str], Cells] = defaultdict(Cells)
+    for m, placement, _label, c in base_cells:
+        base_by[(m, placement)].add(c)
+    head_by: dict[tuple[str, str], Cells] = defaultdict(Cells)
+    labels = {}
+    for m, placement, label, c in head_cells:
+        if m in required:
+            head_by[(m, placement)].add(c)
+            labels[placement] = label
+    if same:
+        reasons.append("base and head are the same commit: no head-vs-base comparison")
+    else:
+        rows += machine.hardware_changes(
+            queries.fingerprints(session, commit_sha=base_sha),
+            queries.fingerprints(session, commit_sha=head_sha),
+            required,
+        )
+    if lineage is not None and not same:
+        rows += meter.rows(
+            lineage, head_runs, base_runs, required, labels, base_sha=base_sha, head_sha=head_sha
+        )
+    dropped: list[str] = []
+    for (m, placement), cells in sorted(head_by.items()):
+        ctx = Context(
+            machine=m,
+            placement=labels[placement],
+            cells=cells,
+            policy=policy,
+            compare=compare,
+            floors=floors,
+            versus_base=not same and (m, placement) not in reused,
+            base=base_by.get((m, placement)),
+            base_sha=base_sha,
+            lockstep=any(r.get("against") == base_sha for r in head_runs.get((m, placement), [])),
+            dropped=dropped,
+        )
+        for kind in KINDS:
+            rows += kind.rows(ctx)
+    if dropped:
+        shown = ", ".join(dropped[:4]) + (f" and {len(dropped) - 4} more" if len(dropped) > 4 else "")
+        reasons.append(
+            f"{len(dropped)} cell(s) measured on base are not in the head's benchmark profile, not compared: {shown}"
+        )
+    rows += machine.nothing_compared(rows, sorted(set(required) & set(reported)))
+    tally.decide(rows, policy, extra=set(compare) - set(policy.compare))
+    verdict = tally.verdict(rows, reasons)
+    return Outcome(
+        verdict=verdict,
+        reasons=reasons,
+        comparisons=[r.record() for r in rows],
+        policy_source=policy_source,
+        policy=policy.to_dict(),
+    )

@@ -1,0 +1,144 @@
+"""``head_vs_base`` rows: every implementation in the policy's ``head_vs_base``, per cell, head against base.
+
+With the lockstep pass (the head was timed against this base: ``hot_slice.AgainstBase``), a cell's time is the
+paired estimate of its head/base ratios, immune to the machine's slow phases. Without, it is the two commits' raw
+times, taken at different moments: they inform (and may pass) the row but never fail it on their own; the row
+asks for the lockstep pass instead (``moments``). The cost is the same kernel's, base against head, at 1 thread.
+
+A cell measured on base but not on head is an error, unless the head ran its benchmark at other cells: then the
+head's profile no longer has it (e.g. the reference timed at one scale) and it goes to the context's ``dropped``.
+``collector_head_vs_base`` (its own module) is the same comparison of the collector step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gate import stats
+from gate.domain import AGAINST_BASE, COST, TIME, Decision, Kind
+from gate.evaluate import cost, grid
+from gate.evaluate.cells import summary_of
+from gate.evaluate.context import Context
+from gate.evaluate.correctness import NOT_CORRECTNESS
+from gate.evaluate.row import Row, error, join, measured
+
+
+@dataclass(frozen=True)
+class Benchmarks:
+    """What one head-vs-base comparison reads: the raw time, the lockstep ratios, the cost per metric."""
+
+    kind: Kind
+    time: str
+    lockstep: str
+    costs: dict[str, str]
+    collector: bool = False
+
+
+HOT_SLICE = Benchmarks(kind=Kind.HEAD_VS_BASE, time=TIME, lockstep=AGAINST_BASE, costs=COST)
+
+
+def rows(ctx: Context) -> list[Row]:
+    return compare(ctx, HOT_SLICE)
+
+
+def compare(ctx: Context, b: Benchmarks) -> list[Row]:
+    if not ctx.versus_base:
+        return []
+    policy, cells, base = ctx.policy, ctx.cells, ctx.base
+    margin = policy.head_vs_base_margin
+    if not base:
+        if b.collector:
+            return []  # the hot slice's row says so
+        return [
+            Row(
+                machine=ctx.machine,
+                kind=Kind.HEAD_VS_BASE,
+                baseline="base",
+                detail=ctx.placement,
+                margin=margin,
+                decision=Decision.ERROR,
+                reason=f"base {ctx.base_sha[:12]} has no results on this machine and placement: measure it "
+                "(asv continuous base head)",
+            )
+        ]
+    out = []
+    keys = sorted(
+        {
+            (k.task, k.impl, k.num_envs, k.threads)
+            for k in cells
+            if k.benchmark == b.time or (ctx.lockstep and k.benchmark == b.lockstep)
+        }
+    )
+    for task, impl, n, t in keys:
+        c = cells.cell(b.time, task, impl, n, t)
+        if impl not in policy.head_vs_base or (c is not None and c.status == "failed"):
+            continue  # failures are correctness rows
+        where = _where(ctx, b.kind, task, impl, n, t)
+        paired = cells.cell(b.lockstep, task, impl, n, t) if ctx.lockstep else None
+        if paired is not None and paired.status == "failed":
+            out.append(error(f"lockstep: {paired.message}", margin=margin, **where))
+            continue
+        if paired is not None and paired.status == "ok":
+            estimate = stats.paired_estimate(summary_of(paired), margin=margin)
+            note = f"timed against the base in lockstep ({paired.groups} worker pairs)"
+            moments = False
+        else:
+            a = base.cell(b.time, task, impl, n, t)
+            if c is None or c.status != "ok":
+                state = "not measured" if c is None else (c.message or c.status)
+                out.append(error(f"head: {state}", margin=margin, **where))
+                continue
+            if a is None or a.status != "ok":
+                state = "not measured" if a is None else (a.message or a.status)
+                out.append(error(f"base {ctx.base_sha[:12]}: {state}", margin=margin, **where))
+                continue
+            fail_margin, note = ctx.floors.fail_margin(ctx.machine, t, margin)
+            estimate = stats.unpaired_estimate(
+                summary_of(a), summary_of(c), margin=margin, fail_margin=fail_margin
+            )
+            moments = True
+        if b.collector:
+            note = join(note, f"us per env-step: {grid.phases(cells, task, impl, n, t)}")
+        row = measured(estimate, **where, reason=note)
+        row.moments = moments
+        out.append(cost.with_cost(ctx, row, base, impl, margin=policy.cost_margin, costs=b.costs))
+    return out + _gone(ctx, b)
+
+
+def _gone(ctx: Context, b: Benchmarks) -> list[Row]:
+    """Cells measured on base but not on head. One missing on the head because its benchmark raised there has a
+    correctness row that says why; a collector step is also missing when the collector it was paired with raised.
+    (A failed cost or lockstep pass is no correctness row: the cell is still an error here.)"""
+    cells, heads = ctx.cells, ctx.policy.head_vs_base
+    raised = [k for k, c in cells.items() if c.status == "failed" and k.benchmark not in NOT_CORRECTNESS]
+    failed = {(k.task, k.impl, k.num_envs, k.threads) for k in raised}
+    if b.collector:
+        failed |= {
+            (k.task, i, k.num_envs, k.threads)
+            for k in raised
+            if k.benchmark.startswith("collector.")
+            for i in heads
+        }
+    measured_benchmarks = {k.benchmark for k, c in cells.items() if c.status == "ok"}
+    out = []
+    for key, a in sorted(ctx.base.items()):
+        cell = (key.task, key.impl, key.num_envs, key.threads)
+        if (
+            key.benchmark != b.time
+            or key.impl not in heads
+            or a.status != "ok"
+            or key in cells
+            or cells.cell(b.lockstep, *cell) is not None
+            or cell in failed
+        ):
+            continue
+        if key.benchmark in measured_benchmarks:
+            ctx.dropped.append(f"{ctx.machine} {key.task}/{key.impl} N={key.num_envs} thr={key.threads}")
+            continue
+        reason = "measured on base but not on head"
+        out.append(error(reason, margin=ctx.policy.head_vs_base_margin, **_where(ctx, b.kind, *cell)))
+    return out
+
+
+def _where(ctx: Context, kind: Kind, task: str, impl: str, n: int, t: int) -> dict:
+    return dict(machine=ctx.machine, kind=kind, task=task, impl=impl, baseline="base", num_envs=n, threads=t,
+                detail=ctx.placement)  # fmt: skip

@@ -1,0 +1,79 @@
+"""``paired_head_vs_base`` rows: each compared implementation's paired ratio to the baseline, head over base.
+
+Each ratio is measured inside one process, alternating in milliseconds, so the machine's speed, which changes
+between and within processes on a shared VM, cancels: its head-vs-base interval is narrow where the raw times'
+is not. It asks whether the change made the implementation slower *relative to the baseline*; the
+``head_vs_base`` rows still judge each one's own time. Its cost is the ratio of the two commits' cost ratios
+(implementation / baseline). Only commits that both have paired samples."""
+
+from __future__ import annotations
+
+from gate import stats
+from gate.domain import COST, PAIRED, Kind
+from gate.evaluate import cost
+from gate.evaluate.cells import Summary, summary_of
+from gate.evaluate.context import Context
+from gate.evaluate.row import Row, join, measured
+
+
+def ratio_summary(num: Summary, den: Summary) -> stats.Summary:
+    """The exact summary of num / den (log units: a difference; the interval spans both ranges)."""
+    a, b = summary_of(num), summary_of(den)
+    return stats.Summary(
+        center=a.center - b.center,
+        se=0.0,
+        low=a.low - b.high,
+        high=a.high - b.low,
+        samples=min(a.samples, b.samples),
+        groups=min(a.groups, b.groups),
+    )
+
+
+def rows(ctx: Context) -> list[Row]:
+    if not ctx.versus_base:
+        return []
+    out = []
+    baseline, margin = ctx.policy.baseline, ctx.policy.head_vs_base_margin
+    for key, c in sorted(ctx.cells.of(PAIRED)):
+        a = ctx.base.get(key) if ctx.base else None
+        if key.impl not in ctx.compare or c.status != "ok" or a is None or a.status != "ok":
+            continue
+        estimate = stats.unpaired_estimate(summary_of(a), summary_of(c), margin=margin, fail_margin=margin)
+        row = measured(
+            estimate,
+            machine=ctx.machine,
+            kind=Kind.PAIRED_HEAD_VS_BASE,
+            task=key.task,
+            impl=key.impl,
+            baseline=baseline,
+            num_envs=key.num_envs,
+            threads=key.threads,
+            detail=ctx.placement,
+            reason=f"{key.impl} / {baseline} paired in each process, head over base",
+        )
+        out.append(row)
+        if cost.applies(ctx, key.threads):
+            _cost(ctx, row)
+    return out
+
+
+def _cost(ctx: Context, row: Row) -> None:
+    sides = [
+        cost.cell(ctx, cells, row.task, impl, row.num_envs, COST)
+        for cells in (ctx.base, ctx.cells)
+        for impl in (row.impl, ctx.policy.baseline)
+    ]
+    if any(s is None for s in sides):
+        row.reason = join(row.reason, "no cost on both commits: time alone decides")
+    elif any(s.status != "ok" for s in sides):
+        row.cost_error = "cost: " + next(s.message for s in sides if s.status != "ok")
+    else:
+        margin = ctx.policy.cost_margin
+        fail_margin = ctx.floors.cost_fail_margin(ctx.machine, ctx.policy.cost_metric, margin)
+        row.cost = stats.exact_estimate(
+            ratio_summary(sides[0], sides[1]),
+            ratio_summary(sides[2], sides[3]),
+            margin=margin,
+            fail_margin=fail_margin,
+        )
+        row.cost_ratio = row.cost.ratio

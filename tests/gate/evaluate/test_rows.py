@@ -1,0 +1,319 @@
+"""The rules of every row kind on in-memory cells: a truth table over the time, cost and correctness states.
+
+Each case builds one machine and placement's cells (no git, asv or store), runs one row kind's ``rows(context)``
+and the tally's decisions, and checks the row's decision and deciding signal against the rule written out here
+(``expected``): cost fails -> fail; time fails -> fail (raw times of two moments: inconclusive instead); a cost
+that could not be measured or is implausible -> error; cost passes -> pass unless time says slower
+(inconclusive); no cost -> time decides; no time -> error; a benchmark that raised -> a correctness fail and no
+row of the kind.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from gate import stats
+from gate.domain import (
+    AGAINST_BASE,
+    COLLECTOR_AGAINST_BASE,
+    COLLECTOR_CHECK,
+    COLLECTOR_COST,
+    COLLECTOR_PAIRED,
+    COLLECTOR_PHASES,
+    COLLECTOR_STEP,
+    COST,
+    PAIRED,
+    TIME,
+    Decision,
+    Kind,
+    Signal,
+)
+from gate.evaluate import (
+    best_threads,
+    collector_head_vs_base,
+    collector_vs_baseline,
+    correctness,
+    head_vs_base,
+    impl_vs_baseline,
+    paired_head_vs_base,
+    tally,
+)
+from gate.evaluate.cells import Cells
+from gate.evaluate.context import Context
+from gate.policy import Policy
+
+TASK, N = "g1_walk", 4096
+IMPL, BASELINE = "assembled", "handwritten"
+POLICY = Policy(compare=(IMPL,), head_vs_base=(IMPL, BASELINE), cost_metric="instructions")
+
+# Per-process medians of a time ratio (5 processes of 20 samples each, tight within a process).
+TIME_STATES = {
+    "pass": [1.0, 1.0, 1.0, 1.0, 1.0],
+    "fail": [1.3, 1.3, 1.3, 1.3, 1.3],
+    "undecided": [0.95, 1.10, 0.98, 1.08, 1.0],  # straddles the margin, point estimate within the fail margin
+    "says_slower": [0.97, 1.25, 1.02, 1.2, 1.09],  # point estimate above the fail margin, not a fail
+}
+COST_STATES = {"pass": 1.0, "fail": 1.2, "implausible": 0.3}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cell:
+    """A stored cell summary (``gate.evaluate.cells.Summary``)."""
+
+    benchmark: str
+    task: str = TASK
+    impl: str = IMPL
+    num_envs: int = N
+    threads: int = 1
+    status: str = "ok"
+    message: str = ""
+    center: float | None = None
+    se: float | None = None
+    between_se: float | None = None
+    low: float | None = None
+    high: float | None = None
+    samples: int = 0
+    groups: int = 0
+
+
+def timed(benchmark: str, medians: list[float], **where) -> Cell:
+    """A cell of per-process samples around ``medians`` (times or ratios)."""
+    jitter = np.linspace(-0.002, 0.002, 20)
+    s = stats.summarize([m * np.exp(jitter) for m in medians])
+    return Cell(benchmark=benchmark, center=s.center, se=s.se, between_se=s.between_se, low=s.low, high=s.high,
+                samples=s.samples, groups=s.groups, **where)  # fmt: skip
+
+
+def counted(benchmark: str, value: float, **where) -> Cell:
+    s = stats.exact([value])
+    return Cell(
+        benchmark=benchmark, center=s.center, se=0.0, low=s.low, high=s.high, samples=1, groups=1, **where
+    )
+
+
+def broken(benchmark: str, status: str = "failed", **where) -> Cell:
+    return Cell(
+        benchmark=benchmark, status=status, message=f"{benchmark} {status}: the test says so", **where
+    )
+
+
+def with_cost(
+    cells: list[Cell], state: str, costs: dict[str, str], *, base: list[Cell] | None = None
+) -> None:
+    """The cost cells of ``state``: B (the impl, in ``cells``) over A (the baseline in ``cells``, or the impl in
+    ``base`` when given)."""
+    if state == "none":
+        return
+    name = costs["instructions"]
+    a_cells, a_impl = (base, IMPL) if base is not None else (cells, BASELINE)
+    a_cells.append(counted(name, 1e6, impl=a_impl))
+    if state == "failed":
+        cells.append(broken(name, impl=IMPL))
+    else:
+        cells.append(counted(name, 1e6 * COST_STATES[state], impl=IMPL))
+
+
+def expected(time: str, cost: str, *, moments: bool = False) -> tuple[Decision, Signal] | str:
+    if time == "raised":
+        return "correctness"
+    if time in ("missing", "insufficient"):
+        return Decision.ERROR, Signal.NONE
+    if moments and time == "fail":  # raw times of two moments never fail: a time fail says slower, no more
+        time = "says_slower"
+    if cost == "fail":
+        return Decision.FAIL, Signal.COST
+    if time == "fail":
+        return Decision.FAIL, Signal.TIME
+    if cost in ("failed", "implausible"):
+        return Decision.ERROR, Signal.COST
+    if cost == "pass":
+        return (Decision.INCONCLUSIVE, Signal.TIME) if time == "says_slower" else (Decision.PASS, Signal.COST)
+    return {"pass": Decision.PASS}.get(time, Decision.INCONCLUSIVE), Signal.TIME
+
+
+def judge(module, cells: list[Cell], base: list[Cell] | None = None, **ctx):
+    context = Context(machine="m", placement="p", cells=_index(cells), policy=POLICY, compare=(IMPL,),
+                      base=None if base is None else _index(base), versus_base=base is not None, base_sha="b" * 40,
+                      **ctx)  # fmt: skip
+    rows = correctness.rows(context) + module.rows(context)
+    tally.decide(rows, POLICY, extra=set())
+    return rows
+
+
+def _index(cells: list[Cell]) -> Cells:
+    out = Cells()
+    for c in cells:
+        out.add(c)
+    return out
+
+
+def check(rows, kind: Kind, want) -> None:
+    if want == "correctness":
+        assert [(r.kind, r.decision) for r in rows] == [(Kind.CORRECTNESS, Decision.FAIL)], rows
+        assert "the test says so" in rows[0].reason
+        return
+    [row] = [r for r in rows if r.kind == kind]
+    assert (row.decision, row.signal) == want, row.reason
+    assert row.reason  # every row says why
+    assert not any(r.kind == Kind.CORRECTNESS for r in rows)
+
+
+TIMES = [*TIME_STATES, "missing", "insufficient", "raised"]
+COSTS = ["none", "pass", "fail", "failed", "implausible"]
+GRID = list(itertools.product(TIMES, COSTS))
+
+
+def _time_cell(benchmark: str, state: str, **where) -> list[Cell]:
+    if state == "missing":
+        return []
+    if state in ("insufficient", "raised"):
+        return [broken(benchmark, "insufficient" if state == "insufficient" else "failed", **where)]
+    return [timed(benchmark, TIME_STATES[state], **where)]
+
+
+@pytest.mark.parametrize(("time", "cost"), GRID)
+def test_impl_vs_baseline(time, cost):
+    cells = [timed(TIME, [1.0] * 5, impl=BASELINE), timed(TIME, [1.0] * 5, impl=IMPL)]
+    cells += _time_cell(PAIRED, time)
+    with_cost(cells, cost, COST)
+    check(judge(impl_vs_baseline, cells), Kind.IMPL_VS_BASELINE, expected(time, cost))
+
+
+LOCKSTEP = {
+    "hot_slice": (head_vs_base, Kind.HEAD_VS_BASE, TIME, AGAINST_BASE, COST, N),
+    "collector": (collector_head_vs_base, Kind.COLLECTOR_HEAD_VS_BASE, COLLECTOR_STEP, COLLECTOR_AGAINST_BASE,
+                  COLLECTOR_COST, 64),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("suite", LOCKSTEP)
+@pytest.mark.parametrize(("time", "cost"), GRID)
+def test_head_vs_base_in_lockstep(time, cost, suite):
+    module, kind, raw, lockstep, costs, n = LOCKSTEP[suite]
+    cells, base = [timed(raw, [1.0] * 5, num_envs=n)], [timed(raw, [1.0] * 5, num_envs=n)]
+    cells += _time_cell(lockstep, time, num_envs=n)
+    more_head: list[Cell] = []
+    more_base: list[Cell] = []
+    with_cost(more_head, cost, costs, base=more_base)
+    cells += [Cell(**{**c.__dict__, "num_envs": n}) for c in more_head]
+    base += [Cell(**{**c.__dict__, "num_envs": n}) for c in more_base]
+    rows = judge(module, cells, base, lockstep=True)
+    if time == "raised":  # a lockstep pass that failed is an error of the row, not a correctness fail
+        [row] = rows
+        assert (row.kind, row.decision) == (kind, Decision.ERROR) and "lockstep" in row.reason
+    elif time in ("missing", "insufficient"):
+        # without its lockstep ratios the row falls back on the raw times of two moments
+        check(rows, kind, expected("pass", cost, moments=True))
+    else:
+        check(rows, kind, expected(time, cost))
+
+
+@pytest.mark.parametrize(("time", "cost"), GRID)
+def test_head_vs_base_from_raw_times_never_fails_by_time(time, cost):
+    """Without the lockstep pass: the two commits' raw times, taken at different moments."""
+    base = [timed(TIME, [1.0] * 5)]
+    cells = _time_cell(TIME, time)
+    with_cost(cells, cost, COST, base=base)
+    rows = judge(head_vs_base, cells, base)
+    if time == "missing":  # measured on base, and the head ran no timing at all: an error
+        [row] = rows
+        assert (row.decision, row.reason) == (Decision.ERROR, "measured on base but not on head")
+    else:
+        check(rows, Kind.HEAD_VS_BASE, expected(time, cost, moments=True))
+
+
+@pytest.mark.parametrize(("time", "cost"), GRID)
+def test_collector_vs_baseline(time, cost):
+    cells = [Cell(benchmark=COLLECTOR_CHECK, impl=i, num_envs=64, center=0.0) for i in (IMPL, BASELINE)]
+    cells += [
+        timed(name, [10.0] * 5, impl=i, num_envs=64)
+        for name in COLLECTOR_PHASES.values()
+        for i in (IMPL, BASELINE)
+    ]
+    cells += _time_cell(COLLECTOR_PAIRED, time, num_envs=64)
+    with_cost_at(cells, cost, COLLECTOR_COST, num_envs=64)
+    check(judge(collector_vs_baseline, cells), Kind.COLLECTOR_VS_BASELINE, expected(time, cost))
+
+
+def with_cost_at(cells, state, costs, *, num_envs):
+    more: list[Cell] = []
+    with_cost(more, state, costs)
+    cells += [Cell(**{**c.__dict__, "num_envs": num_envs}) for c in more]
+
+
+@pytest.mark.parametrize(("time", "cost"), GRID)
+def test_paired_head_vs_base(time, cost):
+    """The paired ratio to the baseline, head over base; its cost is the ratio of the two commits' cost ratios."""
+    base = [timed(PAIRED, [1.0] * 5)]
+    cells = _time_cell(PAIRED, time)
+    if cost != "none":
+        name = COST["instructions"]
+        base += [counted(name, 1e6, impl=IMPL), counted(name, 1e6, impl=BASELINE)]
+        cells.append(counted(name, 1e6, impl=BASELINE))
+        cells.append(broken(name) if cost == "failed" else counted(name, 1e6 * COST_STATES[cost], impl=IMPL))
+    rows = judge(paired_head_vs_base, cells, base)
+    if time in ("missing", "insufficient", "raised"):
+        # only commits that both have paired samples are compared; a raised one is the correctness row's
+        assert [r.kind for r in rows] == ([Kind.CORRECTNESS] if time == "raised" else [])
+    else:
+        # the head/base of a paired ratio is an interval across commits: it fails at the margin itself
+        check(rows, Kind.PAIRED_HEAD_VS_BASE, expected(time, cost))
+
+
+@pytest.mark.parametrize("cost", COSTS)
+@pytest.mark.parametrize("time", ["pass", "fail", "missing", "raised"])
+def test_best_threads(time, cost):
+    """Each at its own fastest thread count; the same count on both sides: the paired ratio decides."""
+    cells = [timed(TIME, [1.0] * 5, impl=BASELINE, threads=t) for t in (1, 2)]
+    cells += [timed(TIME, [2.0] * 5, impl=IMPL, threads=2)]
+    if time != "missing":
+        cells += _time_cell(TIME, "pass", impl=IMPL, threads=1)
+        cells += _time_cell(PAIRED, time, threads=1)
+    with_cost(cells, cost, COST)
+    rows = judge(best_threads, cells)
+    if time == "missing":  # fastest at 2 threads, where no paired ratio is: raw times across processes decide
+        [row] = [r for r in rows if r.kind == Kind.BEST_THREADS]
+        assert row.threads == 2 and "at 2 threads" in row.detail
+        assert (row.decision, row.signal) == expected("fail", cost)
+    elif (
+        time == "raised"
+    ):  # the paired benchmark raised: a correctness fail, and the row falls back on raw times
+        assert [r.decision for r in rows if r.kind == Kind.CORRECTNESS] == [Decision.FAIL]
+        [row] = [r for r in rows if r.kind == Kind.BEST_THREADS]
+        assert (row.decision, row.signal) == expected("pass", cost)
+    else:
+        check(rows, Kind.BEST_THREADS, expected(time, cost))
+
+
+def test_multi_thread_rows_carry_the_one_thread_cost():
+    """The cost is measured at 1 thread and backs the same kernel and scale at every thread count."""
+    cells = [timed(TIME, [1.0] * 5, impl=i, threads=2) for i in (BASELINE, IMPL)]
+    cells += [timed(PAIRED, TIME_STATES["says_slower"], threads=2)]
+    with_cost(cells, "pass", COST)
+    [row] = judge(impl_vs_baseline, cells)
+    assert row.threads == 2 and row.cost_ratio == pytest.approx(1.0)
+    assert (row.decision, row.signal) == (Decision.INCONCLUSIVE, Signal.TIME)  # time says slower at 2 threads
+
+
+@pytest.mark.parametrize("decisions", list(itertools.product([*Decision, None], repeat=2)))
+def test_the_verdict_of_any_two_rows(decisions):
+    """Any fail rejects; then any error (or no row) is an error; then any inconclusive; only all passes approve."""
+    from gate.domain import Verdict
+    from gate.evaluate.row import Row
+
+    rows = [Row(machine="m", kind=Kind.MACHINE, decision=d) for d in decisions if d is not None]
+    got = tally.verdict(rows, reasons := [])
+    present = {r.decision for r in rows}
+    if Decision.FAIL in present:
+        want = Verdict.REJECT
+    elif Decision.ERROR in present or not rows:
+        want = Verdict.ERROR
+    elif Decision.INCONCLUSIVE in present:
+        want = Verdict.INCONCLUSIVE
+    else:
+        want = Verdict.APPROVE
+    assert got == want and reasons[-1].startswith(str(want))
