@@ -45,6 +45,25 @@ from gate.meter.profile import Profile, ProfileError
 from gate.meter.synthetic import make_inputs
 from kernels import registry
 
+ROOT = Path(__file__).resolve().parents[1]  # the asv config directory (benchmark_dir is ./benchmarks)
+
+
+def _measuring_this_tree() -> None:
+    """The subject and the meter a benchmark process imports are the tree's it runs in, or the commit asv installed
+    into its own environment; never another checkout's (an editable install of a different clone), whose code
+    would be stored under this tree's commit."""
+    import gate
+
+    for module in (kernels, gate):
+        checkout = Path(module.__file__).resolve().parents[1]
+        if (checkout / "asv.conf.json").exists() and checkout != ROOT:
+            raise ImportError(
+                f"the benchmarks of {ROOT} imported {module.__name__} from another checkout, {checkout}: run asv "
+                f"with ASV_PYTHONPATH={ROOT} (fusegate measure and gate --measure do)"
+            )
+
+
+_measuring_this_tree()
 IMPORTED_S = benchmarks.process_age()  # the process's age once numpy, Numba and the kernels are imported
 
 
@@ -57,7 +76,6 @@ os.register_at_fork(after_in_child=_forked)
 
 SETTINGS = Profile.from_env()  # every FUSEGATE_BENCH_* setting, read once (gate.meter.profile)
 PROFILE = SETTINGS.name
-ROOT = Path(__file__).resolve().parents[1]  # the asv config directory (benchmark_dir is ./benchmarks)
 
 
 def _threads() -> list[int]:

@@ -45,7 +45,8 @@ class Side:
     """A commit asv measures and the tree it measures it in (``gate.runner.trees``): the repository for the
     checked-out HEAD measured with its own meter, else a git worktree under ``.fusegate/worktrees/`` (a head with
     the base's meter: the head's ``kernels/`` and the base's everything else) whose code the benchmark processes
-    import (ASV_PYTHONPATH), with this interpreter's environment either way (``asv run -E existing``)."""
+    import, with this interpreter's environment either way (``asv run -E existing``). Either way the benchmark
+    processes import the tree's code (ASV_PYTHONPATH), not what the interpreter has installed."""
 
     name: str  # "head" or "base"
     sha: str
@@ -74,8 +75,9 @@ def _asv_env(side: Side, repo: Path) -> dict:
         "ASV_COMMIT": side.sha,
         "FUSEGATE_BENCH_PROFILE": Profile.from_env().name,
     }
-    if side.tree != repo:  # the worktree's kernels and benchmarks, not the installed ones
-        env["ASV_PYTHONPATH"] = str(side.tree)
+    # The tree's kernels and meter, never the ones the interpreter has installed (an editable install of another
+    # checkout would be measured in their place): the benchmark processes check it (benchmarks/_common.py).
+    env["ASV_PYTHONPATH"] = str(side.tree)
     if side.against is not None:
         env["FUSEGATE_BENCH_AGAINST"] = str(side.against.tree)
         env["FUSEGATE_BENCH_AGAINST_COMMIT"] = side.against.sha

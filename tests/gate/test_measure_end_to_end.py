@@ -103,3 +103,17 @@ def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_l
     code, out = _gate(repo, base, docs, db)
     assert any("nothing measured again" in r for r in out["reasons"]), out["reasons"]
     assert not (repo / ".fusegate" / "worktrees" / f"{docs[:12]}-m{base[:12]}").exists()
+    # extra instructions in a generated kernel, measured in the repository's own tree (its meter is the base's):
+    # what is measured is this tree's kernel, not the one the interpreter has installed
+    from benchmarks.scenarios import EXTRA_WORK
+
+    _git(repo, "checkout", "-q", "--detach", base)
+    path = repo / EXTRA_WORK.path
+    path.write_text(path.read_text().replace(EXTRA_WORK.old, EXTRA_WORK.new, 1))
+    _git(repo, "commit", "-q", "-am", "extra work in the assembled g1_walk kernel")
+    slower = _git(repo, "rev-parse", "HEAD")
+    code, out = _gate(repo, base, slower, db)
+    assert (code, out["verdict"]) == (1, "reject"), out["reasons"]
+    by_cost = [r for r in out["comparisons"] if r["decision"] == "fail" and r["signal"] == "cost"]
+    assert {(r["kind"], r["impl"]) for r in by_cost} >= {("head_vs_base", "assembled")}
+    assert all(r["cost_ratio"] > 1.02 for r in by_cost if r["kind"] == "head_vs_base")
