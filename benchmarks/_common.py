@@ -146,8 +146,6 @@ PAIRED_IMPLS = axis("paired_impls", _compared() if PROFILE == "quick" else _fuse
 # so the processes of a cell average over layouts; ``fixed`` gives every process the allocator's layout.
 LAYOUT = SETTINGS.layout
 PAIRS = 40 if PROFILE == "quick" else 60
-# HotSlice processes per cell (a plan lowers it on large machines, where raw times only inform: gate.meter.plan)
-HOT_ROUNDS = SETTINGS.hot_rounds
 # The track_ suites (bandwidth and CPU metrics, JIT times, paired ratios) are single values per process: asv
 # compares them by its factor alone, with no statistics, and on a shared machine they moved by 10-70% between
 # two runs of the same commit (an A/A `asv continuous` flagged 9 of them). They are recorded for the gate, which
@@ -156,6 +154,11 @@ TRACKS = SETTINGS.with_tracks
 # The base a head is timed against in lockstep (``gate.meter.duet``; the AgainstBase suites): its tree and commit,
 # set by ``fusegate gate --measure`` for the head's measurement. Unset, those suites are skipped.
 AGAINST, AGAINST_COMMIT = SETTINGS.against, SETTINGS.against_commit
+# HotSlice processes per cell (a plan lowers it on large machines, where raw times only inform: gate.meter.plan). A
+# head timed against its base in lockstep takes at most HEAD_HOT_ROUNDS: its raw times only inform there too
+# (history, each implementation's fastest thread count), and the lockstep pass is what decides.
+HEAD_HOT_ROUNDS = 2
+HOT_ROUNDS = min(SETTINGS.hot_rounds, HEAD_HOT_ROUNDS) if AGAINST else SETTINGS.hot_rounds
 # Worker pairs per lockstep pass (each one group of the cell's hierarchical bootstrap), pairs per cell and pair.
 DUET_ROUNDS = SETTINGS.duet_rounds
 DUET_PAIRS = 30

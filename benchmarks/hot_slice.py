@@ -36,7 +36,7 @@ class HotSlice:
     timeout = 600
     # Many short processes: this VM runs at one of two speeds for seconds at a time, so a
     # process mostly sees one; six of them per cell sample the machine where three long ones could not.
-    rounds = common.HOT_ROUNDS  # 6 unless a plan sets FUSEGATE_BENCH_HOT_ROUNDS
+    rounds = common.HOT_ROUNDS  # 6 unless a plan sets FUSEGATE_BENCH_HOT_ROUNDS; 2 for a head in lockstep
     # A fixed count per process: asv concatenates the samples of its rounds (processes) in order, so the gate
     # can split them back into one group per process (gate/ingest/bundle.py) for its hierarchical bootstrap.
     repeat = 5

@@ -39,9 +39,16 @@ def _machine() -> dict:
     return {"cpu": model, "cpus": os.cpu_count()}
 
 
-def record(name: str, kind: str, title: str, command: list[str], note: str = "") -> Path:
+def record(
+    name: str, kind: str, title: str, command: list[str], note: str = "", *, output: Path | None = None
+) -> Path:
+    """Run ``command`` and keep its output; with ``output``, keep what ``command`` wrote there when it ran (a run
+    of hours, watched on its stderr) without running it again."""
     t0 = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    if output is not None:
+        done = subprocess.CompletedProcess(command, 0, output.read_text(), "")
+    else:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - t0
     if kind == "timed":
         data = {"seconds": round(seconds), "exit": done.returncode}
@@ -213,14 +220,17 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument(
         "--note", default="", help="what the command line does not say (what BASE and HEAD were)"
     )
-    rec.add_argument("command", nargs=argparse.REMAINDER)
+    rec.add_argument("--from", dest="output", type=Path, help="the JSON the command wrote when it ran")
     sub.add_parser("render")
-    args = p.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, command = p.parse_args(argv[:cut]), argv[cut + 1 :]
     if args.what == "record":
-        command = args.command[1:] if args.command[:1] == ["--"] else args.command
         if not command:
             p.error("record needs a command after --")
-        print(record(args.name, args.kind, args.title, command, args.note))
+        if args.output is not None and args.kind == "timed":
+            p.error("--from keeps a tool's JSON; a timed record runs its command")
+        print(record(args.name, args.kind, args.title, command, args.note, output=args.output))
         return 0
     OUT.write_text(render())
     print(OUT)

@@ -51,6 +51,7 @@ ONCE = (
 # HotSlice processes per cell: 6 short ones where raw times are all a small machine has; 2 on a larger one, where
 # the raw times only inform (head vs base is timed in lockstep, implementation vs baseline in one process).
 HOT_ROUNDS_SMALL, HOT_ROUNDS = 6, 2
+HEAD_HOT_ROUNDS = 2  # a head timed against its base in lockstep (benchmarks/_common.py)
 PAIRED_ROUNDS_SMALL, PAIRED_ROUNDS = 3, 2  # Paired processes per cell (each alternates 40 pairs in itself)
 
 
@@ -167,8 +168,11 @@ def make(t: Topology, profile: str = "quick", *, best: dict[str, int] | None = N
             if k == 0 or suite not in ONCE:
                 total[suite] = total.get(suite, 0) + n
                 if head or "AgainstBase" not in suite:
-                    estimate += (
-                        seconds[suite] * n * (getattr(p, processes[suite]) if suite in processes else 1)
-                    )
+                    per = getattr(p, processes[suite]) if suite in processes else 1
+                    if head and suite == "hot_slice.HotSlice":
+                        per = min(
+                            per, HEAD_HOT_ROUNDS
+                        )  # a head's raw times only inform: its lockstep decides
+                    estimate += seconds[suite] * n * per
     return Plan(profile=profile, topology=t, placements=chosen, scales=scales, cells=total, estimated_s=estimate,
                 head=head)  # fmt: skip
