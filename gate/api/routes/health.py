@@ -41,7 +41,7 @@ def _repo_problem(repo) -> str:
     return ""
 
 
-@router.api_route("/api/health", methods=["GET", "HEAD"], responses={503: {"model": HealthOut}})
+@router.get("/api/health", responses={503: {"model": HealthOut}})
 async def health(request: Request) -> HealthOut:
     """200 when the store takes a write now and the repository is a git clone; 503 (with why) when not: a store
     read-only, full or unreachable, a FUSEGATE_REPO that is no repository. HEAD answers the same, without a body
@@ -52,11 +52,26 @@ async def health(request: Request) -> HealthOut:
         took = await run_in_threadpool(db.writable, request.app.state.database_url)
     except SQLAlchemyError as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        out = HealthOut(status="unavailable", store="unavailable", repo="unavailable" if repo else "ok",
-                        version=version, detail=f"the store takes no writes: {reason}")  # fmt: skip
+        out = HealthOut(
+            status="unavailable",
+            store="unavailable",
+            repo="unavailable" if repo else "ok",
+            version=version,
+            detail=f"the store takes no writes: {reason}",
+        )
         return JSONResponse(out.model_dump(), status_code=503, headers={"Retry-After": "5"})
     store = "writable" if took else "busy"
     if repo:
         out = HealthOut(status="unavailable", store=store, repo="unavailable", version=version, detail=repo)
         return JSONResponse(out.model_dump(), status_code=503)
     return HealthOut(status="ok", store=store, version=version)
+
+
+router.add_api_route(
+    "/api/health",
+    health,
+    methods=["HEAD"],
+    operation_id="health_head",
+    summary="Health (HEAD)",
+    responses={503: {"model": HealthOut}},
+)

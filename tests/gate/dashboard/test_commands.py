@@ -7,6 +7,7 @@ import json
 import pytest
 
 from gate import cli
+from gate.cli import exits
 from tests.gate import gitrepo
 from tests.gate.test_evaluate import _measure
 
@@ -22,7 +23,9 @@ def test_dashboard_bench_fills_and_times_every_page(tmp_path, monkeypatch, capsy
     out = json.loads(capsys.readouterr().out)
     assert out["results_in_store"] >= 3000
     assert len(out["pages"]) == 10 and all(0 < p["median_ms"] <= p["max_ms"] for p in out["pages"])
-    assert cli.main([*args[:3], "9000", *args[4:]]) == 2  # a store with fewer results is not refilled on top
+    assert (
+        cli.main([*args[:3], "9000", *args[4:]]) == exits.USAGE
+    )  # a store with fewer results is not refilled
 
 
 def test_changepoints_bench_scores_methods_on_an_aa_pair(tmp_path, monkeypatch, capsys):
