@@ -196,8 +196,15 @@ def flush_process() -> None:
     age = benchmarks.process_age()
     if age is None or benchmarks.STARTED_S is None or IMPORTED_S is None or not _process:
         return  # no /proc, or no cell: nothing to break down
-    record = {**_process, "pid": os.getpid(), "time": time.time(), "startup_s": benchmarks.STARTED_S,
-              "import_s": IMPORTED_S - benchmarks.STARTED_S, "phases": dict(_phases), "age_s": age}  # fmt: skip
+    record = {
+        **_process,
+        "pid": os.getpid(),
+        "time": time.time(),
+        "startup_s": benchmarks.STARTED_S,
+        "import_s": IMPORTED_S - benchmarks.STARTED_S,
+        "phases": dict(_phases),
+        "age_s": age,
+    }
     directory = ROOT / ".asv" / "fusegate" / measured_commit()[:8] / "processes"
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{os.getpid()}-{int(time.time() - age)}.json").write_text(json.dumps(record))
@@ -270,9 +277,19 @@ def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda resul
     fingerprint, the profile's cells. ``replay(result)`` runs on a reused result (e.g. to write this commit's
     sidecar records); a result ``keep`` refuses is not stored. Returns (result, reused)."""
     ids = measured_with()
-    digest = hashlib.sha256(json.dumps({**inputs, "name": name, "subject": ids["subject"], "meter": ids["meter"],
-                                        "software": fingerprint.software()},
-                                       sort_keys=True, default=str).encode()).hexdigest()[:24]  # fmt: skip
+    digest = hashlib.sha256(
+        json.dumps(
+            {
+                **inputs,
+                "name": name,
+                "subject": ids["subject"],
+                "meter": ids["meter"],
+                "software": fingerprint.software(),
+            },
+            sort_keys=True,
+            default=str,
+        ).encode()
+    ).hexdigest()[:24]
     base = (
         os.environ.get("FUSEGATE_CACHE_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fusegate"
@@ -297,11 +314,16 @@ def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda resul
     return result, False
 
 
-def write_failure(task: str, impl: str, num_envs: int, threads: int, text: str, *, suite: str = "hot_slice",
-                  tail: str = "") -> None:  # fmt: skip
+def write_failure(
+    task: str, impl: str, num_envs: int, threads: int, text: str, *, suite: str = "hot_slice", tail: str = ""
+) -> None:
     """The sidecar's failure record of a cell (``gate.sidecar.failure``): the gate's correctness row quotes it."""
-    write_sidecar(sidecar.FAILURE, sidecar.failure(task=task, impl=impl, num_envs=num_envs, threads=threads,
-                                                   suite=suite, text=text, tail=tail))  # fmt: skip
+    write_sidecar(
+        sidecar.FAILURE,
+        sidecar.failure(
+            task=task, impl=impl, num_envs=num_envs, threads=threads, suite=suite, text=text, tail=tail
+        ),
+    )
 
 
 def check_parity() -> dict:
@@ -320,8 +342,9 @@ def check_parity() -> dict:
             if message:
                 write_failure(*key.split("|")[:2], *map(int, key.split("|")[2:]), message)
 
-    found, _ = reusable("parity", grid, lambda: {"|".join(map(str, k)): v for k, v in _parity(cpus).items()},
-                        replay=replay)  # fmt: skip
+    found, _ = reusable(
+        "parity", grid, lambda: {"|".join(map(str, k)): v for k, v in _parity(cpus).items()}, replay=replay
+    )
     return {tuple(int(p) if p.isdigit() else p for p in k.split("|")): v for k, v in found.items()}
 
 
@@ -466,12 +489,22 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
                     got = pair.pairs(c, pairs)
                 except duet.DuetError as exc:
                     errors[key] = str(exc)
-                    write_failure(c.task, c.impl, c.num_envs, c.threads, f"timed against the base: {exc}",
-                                  suite=kind)  # fmt: skip
+                    write_failure(
+                        c.task, c.impl, c.num_envs, c.threads, f"timed against the base: {exc}", suite=kind
+                    )
                     if any(side.proc.poll() is not None for side in pair.sides.values()):
                         break  # a worker that died is gone: the pass's next pair of workers goes on
                 ratios.setdefault(key, []).extend(p.head_s / p.base_s for p in got)
-                write_sidecar(kind, {"task": c.task, "impl": c.impl, "num_envs": c.num_envs, "threads": c.threads,
-                                     "baseline": "base", "base_commit": AGAINST_COMMIT,
-                                     "pairs": [{"impl_s": p.head_s, "base_s": p.base_s, "first": p.first} for p in got]})  # fmt: skip
+                write_sidecar(
+                    kind,
+                    {
+                        "task": c.task,
+                        "impl": c.impl,
+                        "num_envs": c.num_envs,
+                        "threads": c.threads,
+                        "baseline": "base",
+                        "base_commit": AGAINST_COMMIT,
+                        "pairs": [{"impl_s": p.head_s, "base_s": p.base_s, "first": p.first} for p in got],
+                    },
+                )
     return {**{k: statistics.median(v) for k, v in ratios.items()}, **errors}

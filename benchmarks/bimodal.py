@@ -178,18 +178,39 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for i in range(args.processes):
         arm = arms[i % len(arms)]
-        cmd = [sys.executable, "-m", "benchmarks.bimodal", "--child", "--arm", arm, "--task", args.task,
-               "--impl", args.impl, "--num-envs", str(args.num_envs), "--samples", str(args.samples),
-               "--layouts", str(args.layouts)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "benchmarks.bimodal",
+            "--child",
+            "--arm",
+            arm,
+            "--task",
+            args.task,
+            "--impl",
+            args.impl,
+            "--num-envs",
+            str(args.num_envs),
+            "--samples",
+            str(args.samples),
+            "--layouts",
+            str(args.layouts),
+        ]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         r = rows[-1]
         if arm == "relayout":
-            print(f"{i + 1:3d}/{args.processes} layouts {' '.join(f'{x:.1f}' for x in r['layouts_ms'])} ms; "
-                  f"first again {' '.join(f'{x:.1f}' for x in r['first_again_ms'])}", file=sys.stderr)  # fmt: skip
+            print(
+                f"{i + 1:3d}/{args.processes} layouts {' '.join(f'{x:.1f}' for x in r['layouts_ms'])} ms; "
+                f"first again {' '.join(f'{x:.1f}' for x in r['first_again_ms'])}",
+                file=sys.stderr,
+            )
             continue
-        print(f"{i + 1:3d}/{args.processes} {arm:8s} {r['median_s'] * 1e3:8.3f} ms  cpu {r['cpu']}  "
-              f"steal {r['steal_pct']:4.1f}%  huge {r['huge_mib']:6.1f} MiB", file=sys.stderr)  # fmt: skip
+        print(
+            f"{i + 1:3d}/{args.processes} {arm:8s} {r['median_s'] * 1e3:8.3f} ms  cpu {r['cpu']}  "
+            f"steal {r['steal_pct']:4.1f}%  huge {r['huge_mib']:6.1f} MiB",
+            file=sys.stderr,
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
@@ -198,9 +219,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(rows: list[dict], args: argparse.Namespace) -> str:
-    head = (f"{args.task}/{args.impl} at {args.num_envs} envs, 1 thread, {args.samples} samples per process\n"
-            f"{'arm':8s} {'mode':5s} {'n':>3s} {'median ms':>10s} {'spread':>7s} {'steal %':>8s} "
-            f"{'idle %':>7s} {'MHz':>7s} {'huge MiB':>9s} {'cpu0/cpu1':>9s} {'inv.sw':>7s}")  # fmt: skip
+    head = (
+        f"{args.task}/{args.impl} at {args.num_envs} envs, 1 thread, {args.samples} samples per process\n"
+        f"{'arm':8s} {'mode':5s} {'n':>3s} {'median ms':>10s} {'spread':>7s} {'steal %':>8s} "
+        f"{'idle %':>7s} {'MHz':>7s} {'huge MiB':>9s} {'cpu0/cpu1':>9s} {'inv.sw':>7s}"
+    )
     lines = [head]
     relayout = [r for r in rows if r["arm"] == "relayout"]
     if relayout:
@@ -218,8 +241,14 @@ def _report(rows: list[dict], args: argparse.Namespace) -> str:
     for arm in dict.fromkeys(r["arm"] for r in rows):
         mine = [r for r in rows if r["arm"] == arm]
         cut = _split([r["median_s"] for r in mine])
-        modes = {"all": mine} if cut is None else {
-            "fast": [r for r in mine if r["median_s"] < cut], "slow": [r for r in mine if r["median_s"] >= cut]}  # fmt: skip
+        modes = (
+            {"all": mine}
+            if cut is None
+            else {
+                "fast": [r for r in mine if r["median_s"] < cut],
+                "slow": [r for r in mine if r["median_s"] >= cut],
+            }
+        )
         for mode, rs in modes.items():
             times = [r["median_s"] * 1e3 for r in rs]
             mhz = [r["mhz"] for r in rs if r["mhz"]]

@@ -78,9 +78,14 @@ def _check_all() -> dict:
                 checks = trajectory.check(task, impls, steps=CHECK_STEPS, num_envs=n, seed=0, threads=t)
                 common.write_sidecar(
                     "collector_check",
-                    {"task": task, "num_envs": n, "threads": t, "steps": CHECK_STEPS,
-                     "checks": [c.to_dict() for c in checks.values()]},
-                )  # fmt: skip
+                    {
+                        "task": task,
+                        "num_envs": n,
+                        "threads": t,
+                        "steps": CHECK_STEPS,
+                        "checks": [c.to_dict() for c in checks.values()],
+                    },
+                )
                 for impl, c in checks.items():
                     if not c.ok:
                         _failure(task, impl, n, t, c.message)
@@ -232,9 +237,17 @@ class CollectorPaired:
         ratio = statistics.median(p["impl_s"] / p["base_s"] for p in pairs)
         common.write_sidecar(
             "collector_paired",
-            {"task": task, "impl": impl, "baseline": bench.BASELINE, "num_envs": num_envs, "threads": threads,
-             "block": BLOCK, "pairs": pairs, "median_ratio": ratio},
-        )  # fmt: skip
+            {
+                "task": task,
+                "impl": impl,
+                "baseline": bench.BASELINE,
+                "num_envs": num_envs,
+                "threads": threads,
+                "block": BLOCK,
+                "pairs": pairs,
+                "median_ratio": ratio,
+            },
+        )
         return ratio
 
     track_ratio.unit = "ratio"

@@ -34,8 +34,15 @@ def measure(seeds: int, steps: int, num_envs: int) -> list[dict]:
                 parted = [
                     bool(trajectory.differences(_first(run, k + 1), _first(ref, k + 1))) for k in range(steps)
                 ]
-                rows.append({"task": task, "impl": impl, "seed": seed, "open_loop": run["open_loop"][:1],
-                             "closed_loop_parts_at": parted.index(True) if any(parted) else None})  # fmt: skip
+                rows.append(
+                    {
+                        "task": task,
+                        "impl": impl,
+                        "seed": seed,
+                        "open_loop": run["open_loop"][:1],
+                        "closed_loop_parts_at": parted.index(True) if any(parted) else None,
+                    }
+                )
     return rows
 
 

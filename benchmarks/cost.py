@@ -55,8 +55,12 @@ def _measure() -> dict:
     try:
         # exact and determined by the kernels' sources, the driver and the software: a commit that changes
         # none of them (docs, the gate, an A/A) reuses the pass of one that was measured on this machine
-        result, reused = common.reusable("cost", inputs, lambda: cost.measure(cells, cache_sim=cache_sim),
-                                         keep=lambda r: not any(c["error"] for c in r["cells"]))  # fmt: skip
+        result, reused = common.reusable(
+            "cost",
+            inputs,
+            lambda: cost.measure(cells, cache_sim=cache_sim),
+            keep=lambda r: not any(c["error"] for c in r["cells"]),
+        )
     except cost.CostError as exc:
         for c in cells:  # the gate's rows name it (asv keeps no exception text)
             _failure(c, str(exc))

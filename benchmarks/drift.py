@@ -87,8 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             print(f"session {k} at minute {sessions[-1]['minute']:.0f}")
             for cell, r in table.items():
-                print(f"  {cell:<42} base {r['base_ms']:7.2f} ms   stale {r['stale']:.3f}   interleaved "
-                      f"{r['interleaved']:.3f}   duet {r['duet']:.3f}", flush=True)  # fmt: skip
+                print(
+                    f"  {cell:<42} base {r['base_ms']:7.2f} ms   stale {r['stale']:.3f}   interleaved "
+                    f"{r['interleaved']:.3f}   duet {r['duet']:.3f}",
+                    flush=True,
+                )
     every = [ratios(sessions[0]["cells"], s["cells"]) for s in sessions[1:]]
     summary = {}
     for design in ("stale", "interleaved", "duet"):
@@ -105,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("\nover sessions 1.. (an A/A: 1.0 is right)")
         for design, s in summary.items():
-            print(f"  {design:<12} median {s['median']:.3f}  range [{s['min']:.3f}, {s['max']:.3f}]  "
-                  f"outside [0.95, 1.05]: {s['outside_5pct']} of {s['n']}")  # fmt: skip
+            print(
+                f"  {design:<12} median {s['median']:.3f}  range [{s['min']:.3f}, {s['max']:.3f}]  "
+                f"outside [0.95, 1.05]: {s['outside_5pct']} of {s['n']}"
+            )
     return 0
 
 

@@ -64,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
                     )
     for (label, name), rows in out.items():
         r = sorted(m for m, _ in rows)
-        print(f"{label:44} {args.compare} {name:<3} pair medians: median {statistics.median(r):.3f} range "
-              f"[{r[0]:.3f}, {r[-1]:.3f}] sd {statistics.stdev(r):.3f}; base {1e3 * statistics.median(b for _, b in rows):.3f} ms")  # fmt: skip
+        print(
+            f"{label:44} {args.compare} {name:<3} pair medians: median {statistics.median(r):.3f} range "
+            f"[{r[0]:.3f}, {r[-1]:.3f}] sd {statistics.stdev(r):.3f}; base {1e3 * statistics.median(b for _, b in rows):.3f} ms"
+        )
     return 0
 
 

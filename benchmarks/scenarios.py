@@ -252,10 +252,26 @@ def apply(tree: Path, scenario: Scenario, tag: str) -> None:
 
 def _gate(tree: Path, base: str, head: str, db: str, env: dict, max_minutes: float) -> tuple[dict, str]:
     done = _run(
-        [sys.executable, "-m", "gate.cli", "gate", "--base", base, "--head", head, "--measure", "--db", db,
-         "--json", "--max-minutes", f"{max_minutes:g}"],
-        cwd=tree, env={**env, "FUSEGATE_REPO": str(tree)}, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gate.cli",
+            "gate",
+            "--base",
+            base,
+            "--head",
+            head,
+            "--measure",
+            "--db",
+            db,
+            "--json",
+            "--max-minutes",
+            f"{max_minutes:g}",
+        ],
+        cwd=tree,
+        env={**env, "FUSEGATE_REPO": str(tree)},
+        check=False,
+    )
     try:
         return json.loads(done.stdout), done.stderr
     except json.JSONDecodeError:
@@ -293,8 +309,12 @@ def run_once(
     work.mkdir(parents=True, exist_ok=True)
     tree = work / "tree"
     _run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(tree), base], cwd=ROOT)
-    who = {"GIT_AUTHOR_NAME": "scenario", "GIT_AUTHOR_EMAIL": "s@x", "GIT_COMMITTER_NAME": "scenario",
-           "GIT_COMMITTER_EMAIL": "s@x"}  # fmt: skip
+    who = {
+        "GIT_AUTHOR_NAME": "scenario",
+        "GIT_AUTHOR_EMAIL": "s@x",
+        "GIT_COMMITTER_NAME": "scenario",
+        "GIT_COMMITTER_EMAIL": "s@x",
+    }
     # the gate's own code from the tree (its meter measures); asv drops PYTHONPATH and passes ASV_PYTHONPATH on
     env = {**os.environ, **who, "PYTHONPATH": str(tree)}
     db = f"sqlite:///{work / 'gate.db'}"
@@ -321,10 +341,18 @@ def run_once(
                 for what, key, c in (("time", "ratio", top), ("cost", "cost_ratio", top_cost))
                 if c
             )
-            result = Result(run=number, scenario=name, expected=s.expected, actual=evaluation.get("verdict", "error"),
-                            seconds=seconds, effect=s.effect, deciding=_deciding(evaluation),
-                            time_fails=sum(c["decision"] == "fail" and c.get("signal") == "time" for c in rows),
-                            largest=largest, reasons=evaluation.get("reasons", []))  # fmt: skip
+            result = Result(
+                run=number,
+                scenario=name,
+                expected=s.expected,
+                actual=evaluation.get("verdict", "error"),
+                seconds=seconds,
+                effect=s.effect,
+                deciding=_deciding(evaluation),
+                time_fails=sum(c["decision"] == "fail" and c.get("signal") == "time" for c in rows),
+                largest=largest,
+                reasons=evaluation.get("reasons", []),
+            )
             print(
                 f"run {number} {name}: expected {s.expected}, got {result.actual} ({seconds:.0f} s)",
                 file=sys.stderr,
@@ -361,13 +389,19 @@ def main(argv: list[str] | None = None) -> int:
         rows += run_once(k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base)
     confusion = Counter((r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
-        print(json.dumps({"rows": [r.__dict__ for r in rows], "confusion": [[*k, v] for k, v in confusion.items()]},
-                         indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {"rows": [r.__dict__ for r in rows], "confusion": [[*k, v] for k, v in confusion.items()]},
+                indent=2,
+            )
+        )
     else:
         for r in rows:
             mark = "effect" if r.effect else ("ok" if r.expected == r.actual else "WRONG")
-            print(f"run {r.run} {r.scenario:<16} expected {r.expected:<8} got {r.actual:<12} {mark:<6} "
-                  f"{r.seconds:4.0f} s  largest head/base: {r.largest}")  # fmt: skip
+            print(
+                f"run {r.run} {r.scenario:<16} expected {r.expected:<8} got {r.actual:<12} {mark:<6} "
+                f"{r.seconds:4.0f} s  largest head/base: {r.largest}"
+            )
             for line in r.deciding[:6]:
                 print(f"    {line}")
         print("\nconfusion over the scored scenarios (expected -> actual: count)")

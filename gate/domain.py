@@ -77,8 +77,11 @@ def gate_asv_runs(rounds: int | None = None, *, paired_rounds: int = PAIRED_ROUN
     the paired suites (asv tracks, whose class ``rounds`` asv ignores) in ``paired_rounds``."""
     if rounds:
         return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}")]
-    return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_HOT),
-            ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={paired_rounds}")]  # fmt: skip
+    return [
+        ("--bench", GATE_BENCH_EXACT),
+        ("--bench", GATE_BENCH_HOT),
+        ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={paired_rounds}"),
+    ]
 
 
 PAIRED = "hot_slice.Paired.track_ratio"

@@ -77,8 +77,11 @@ def fetch_missing(repo: Path, shas: list[str], *, timeout: float = 120.0) -> lis
         with contextlib.suppress(subprocess.TimeoutExpired):  # what is still missing is reported below
             subprocess.run(
                 ["git", "-C", str(repo), "fetch", "--quiet", "origin", *absent],
-                capture_output=True, check=False, timeout=timeout, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-            )  # fmt: skip
+                capture_output=True,
+                check=False,
+                timeout=timeout,
+                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            )
         absent = missing(repo, absent)
     return absent
 

@@ -65,22 +65,46 @@ def findings(lineage: Lineage, runs: list[dict], *, side: str, sha: str, base_sh
     meters = {r.get("meter") for r in runs}
     if side == "base":
         if any(m not in (None, expected) for m in meters):
-            out.append(Finding(decision=Decision.ERROR, reason=(
-                f"base {sha[:12]} was measured with another meter than its own: measure it again "
-                f"(fusegate gate --base {sha[:12]} --measure)")))  # fmt: skip
+            out.append(
+                Finding(
+                    decision=Decision.ERROR,
+                    reason=(
+                        f"base {sha[:12]} was measured with another meter than its own: measure it again "
+                        f"(fusegate gate --base {sha[:12]} --measure)"
+                    ),
+                )
+            )
         return out
     if None in meters and lineage.meter_changes:
-        out.append(Finding(decision=Decision.ERROR, reason=(
-            f"head {sha[:12]} changes the meter ({_files(lineage.meter_changes)}) and its results do not say which "
-            f"meter measured them: measure it with the base's (fusegate gate --base {base_sha[:12]} --head "
-            f"{sha[:12]} --measure)")))  # fmt: skip
+        out.append(
+            Finding(
+                decision=Decision.ERROR,
+                reason=(
+                    f"head {sha[:12]} changes the meter ({_files(lineage.meter_changes)}) and its results do not say which "
+                    f"meter measured them: measure it with the base's (fusegate gate --base {base_sha[:12]} --head "
+                    f"{sha[:12]} --measure)"
+                ),
+            )
+        )
     elif any(m not in (None, expected) for m in meters):
         edited = f" (it edits {_files(lineage.meter_changes)})" if lineage.meter_changes else ""
-        out.append(Finding(decision=Decision.ERROR, reason=(
-            f"head {sha[:12]} was measured with another meter than the base's{edited}: a change is measured with "
-            f"its base's meter; measure again (fusegate gate --base {base_sha[:12]} --head {sha[:12]} --measure)")))  # fmt: skip
+        out.append(
+            Finding(
+                decision=Decision.ERROR,
+                reason=(
+                    f"head {sha[:12]} was measured with another meter than the base's{edited}: a change is measured with "
+                    f"its base's meter; measure again (fusegate gate --base {base_sha[:12]} --head {sha[:12]} --measure)"
+                ),
+            )
+        )
     elif lineage.meter_changes:
-        out.append(Finding(decision=Decision.PASS, reason=(
-            f"head changes the meter ({_files(lineage.meter_changes)}): measured with the base's meter, which is what "
-            "this verdict judges; once merged, its own meter measures the next changes")))  # fmt: skip
+        out.append(
+            Finding(
+                decision=Decision.PASS,
+                reason=(
+                    f"head changes the meter ({_files(lineage.meter_changes)}): measured with the base's meter, which is what "
+                    "this verdict judges; once merged, its own meter measures the next changes"
+                ),
+            )
+        )
     return out

@@ -16,8 +16,11 @@ def test_import_linter_contracts_are_kept():
     """pyproject.toml's [tool.importlinter]: the layers, the service without kernels, kernels without the gate."""
     done = subprocess.run(
         [str(Path(sys.executable).parent / "lint-imports"), "--no-cache"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
 

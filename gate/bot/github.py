@@ -179,9 +179,16 @@ class GitHub:
         raise GitHubError(f"{method} {path}: gave up after {self.retry.attempts} attempts; last: {problem}")
 
     def create_status(
-        self, repo: str, sha: str, *, state: str, description: str, target_url: str, context: str,
+        self,
+        repo: str,
+        sha: str,
+        *,
+        state: str,
+        description: str,
+        target_url: str,
+        context: str,
         installation_id: int | None = None,
-    ) -> dict:  # fmt: skip
+    ) -> dict:
         if state not in STATUS_STATES:
             raise ValueError(f"commit status state must be one of {STATUS_STATES}, got {state!r}")
         body = {

@@ -134,10 +134,18 @@ class Worker:
                 return None  # gone, or superseded by a newer push: its status no longer matters
             p = check.pull
             return Job(
-                check_id=check.id, repo=p.repo, number=p.number, base_ref=p.base_ref, base_sha=check.base_sha,
-                head_sha=check.head_sha, installation_id=p.installation_id, comment_id=p.comment_id,
-                comment_digest=p.comment_digest, posted=check.posted, deadline=utc(check.deadline),
-            )  # fmt: skip
+                check_id=check.id,
+                repo=p.repo,
+                number=p.number,
+                base_ref=p.base_ref,
+                base_sha=check.base_sha,
+                head_sha=check.head_sha,
+                installation_id=p.installation_id,
+                comment_id=p.comment_id,
+                comment_digest=p.comment_digest,
+                posted=check.posted,
+                deadline=utc(check.deadline),
+            )
 
     def link(self, job: Job) -> str:
         return f"{self.public_url}/pr/{job.base_sha}/{job.head_sha}"  # the dashboard's PR verdict page
@@ -169,15 +177,25 @@ class Worker:
                 status = report.verdict_status(evaluation, policy, now=at, deadline=job.deadline)
         if status.posted != job.posted:
             self.github.create_status(
-                job.repo, job.head_sha, state=status.state, description=status.description,
-                target_url=self.link(job), context=report.CONTEXT, installation_id=job.installation_id,
-            )  # fmt: skip
+                job.repo,
+                job.head_sha,
+                state=status.state,
+                description=status.description,
+                target_url=self.link(job),
+                context=report.CONTEXT,
+                installation_id=job.installation_id,
+            )
         self._save(job, status, evaluation)
         body = report.comment(
-            status=status, base_sha=job.base_sha, head_sha=job.head_sha, base_ref=job.base_ref,
-            link=self.link(job), evaluation=evaluation, policy_source=source,
+            status=status,
+            base_sha=job.base_sha,
+            head_sha=job.head_sha,
+            base_ref=job.base_ref,
+            link=self.link(job),
+            evaluation=evaluation,
+            policy_source=source,
             policy_edited=policies.edits_policy(self.repo, job.base_sha, job.head_sha),
-        )  # fmt: skip
+        )
         digest = hashlib.sha256(body.encode()).hexdigest()
         if digest != job.comment_digest:
             comment_id = self._upsert_comment(job, body)

@@ -40,10 +40,32 @@ def version() -> str:
 
 # In the order ``fusegate --help`` lists them.
 COMMANDS = (
-    "run", "gate", "measure", "plan", "threads", "ingest", "serve", "upload", "rounds", "calibrate", "profile_time", "pairs", "collect",
-    "kernels_parity", "kernels_bench", "kernels_cost", "kernels_show_source", "token_create", "token_revoke",
-    "db_upgrade", "rules", "store_bench", "dashboard_bench", "changepoints_bench", "reevaluate",
-)  # fmt: skip
+    "run",
+    "gate",
+    "measure",
+    "plan",
+    "threads",
+    "ingest",
+    "serve",
+    "upload",
+    "rounds",
+    "calibrate",
+    "profile_time",
+    "pairs",
+    "collect",
+    "kernels_parity",
+    "kernels_bench",
+    "kernels_cost",
+    "kernels_show_source",
+    "token_create",
+    "token_revoke",
+    "db_upgrade",
+    "rules",
+    "store_bench",
+    "dashboard_bench",
+    "changepoints_bench",
+    "reevaluate",
+)
 GROUPS = {
     "kernels": "check and time the update_state kernels",
     "token": "runner upload tokens (stored hashed)",

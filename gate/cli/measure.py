@@ -89,8 +89,17 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None
     seconds."""
     from gate.runner import asvrun
 
-    run = (sys.executable, "-m", "asv", "run", "-E", f"existing:{sys.executable}", "--set-commit-hash", side.sha,
-           "--record-samples")  # fmt: skip
+    run = (
+        sys.executable,
+        "-m",
+        "asv",
+        "run",
+        "-E",
+        f"existing:{sys.executable}",
+        "--set-commit-hash",
+        side.sha,
+        "--record-samples",
+    )
     estimate = asvrun.Estimate([plan for _, plan in calls])
     log = side.log().resolve()
     t0 = time.monotonic()
@@ -195,12 +204,27 @@ class Judge:
                     f"(fusegate gate --base {self.base[:12]} --measure measures both)"
                 )
             self.base = self.head
-        return verdicts.evaluate(self.url, repo=self.repo, base_sha=self.base, head_sha=self.head,
-                                 policy_sha=self.policy_sha, extra_impls=extra_impls)  # fmt: skip
+        return verdicts.evaluate(
+            self.url,
+            repo=self.repo,
+            base_sha=self.base,
+            head_sha=self.head,
+            policy_sha=self.policy_sha,
+            extra_impls=extra_impls,
+        )
 
 
-def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[str, Side], repo: Path,
-                 console, *, again: str):  # fmt: skip
+def more_rounds(
+    judge: Judge,
+    evaluation,
+    machine,
+    deadline: float,
+    sides: dict[str, Side],
+    repo: Path,
+    console,
+    *,
+    again: str,
+):
     """Add ``ROUNDS_STEP`` processes to the benchmarks behind every undecided cell the budget allows, on each
     side that has samples in it, until the verdict is decided, the budget is spent or ``deadline`` (monotonic)
     would pass; then say how to go on (``again``)."""
@@ -237,8 +261,13 @@ def more_rounds(judge: Judge, evaluation, machine, deadline: float, sides: dict[
         for name, patterns in todo.items():
             extra = ("--append-samples", "-a", f"rounds={ROUNDS_STEP}", *rounds.bench_args(patterns))
             cells = rounds.duet_cells(patterns)  # the lockstep pass times only the open cells
-            _asv_calls([(extra, asvrun.Call(steps[name], ROUNDS_STEP))], side=sides[name], repo=repo,
-                       console=console, env={"FUSEGATE_BENCH_DUET_CELLS": cells} if cells else None)  # fmt: skip
+            _asv_calls(
+                [(extra, asvrun.Call(steps[name], ROUNDS_STEP))],
+                side=sides[name],
+                repo=repo,
+                console=console,
+                env={"FUSEGATE_BENCH_DUET_CELLS": cells} if cells else None,
+            )
         evaluation = judge(quiet=True)
         counts = {
             d: sum(c.decision == d for c in evaluation.comparisons)
@@ -297,9 +326,12 @@ def gate_measured(args: argparse.Namespace):
             measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
     judge = Judge(url, repo, base, head, list(sides.values()), console, fallback=False)
     evaluation = judge(extra_impls=args.impl)
-    again = " ".join(["fusegate", "gate", "--base", args.base, "--head", args.head, "--measure"]
-                     + (["--db", args.db] if args.db else []))  # fmt: skip
-    evaluation = more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, sides, repo, console,
-                              again=again)  # fmt: skip
+    again = " ".join(
+        ["fusegate", "gate", "--base", args.base, "--head", args.head, "--measure"]
+        + (["--db", args.db] if args.db else [])
+    )
+    evaluation = more_rounds(
+        judge, evaluation, machine, started + args.max_minutes * 60, sides, repo, console, again=again
+    )
     console.print(f"  {time.monotonic() - started:.0f} s in all")
     return evaluation

@@ -58,8 +58,16 @@ def matrix(
     ] = None,
 ) -> data.Matrix:
     """The machine's task x num_envs x threads cells: impl / baseline ratio, interval and decision."""
-    return found(data.matrix, session, machine=machine, commit=commit, impl=impl, baseline=baseline,
-                 placement=placement, base=base)  # fmt: skip
+    return found(
+        data.matrix,
+        session,
+        machine=machine,
+        commit=commit,
+        impl=impl,
+        baseline=baseline,
+        placement=placement,
+        base=base,
+    )
 
 
 @router.get("/history/{machine}")
@@ -81,9 +89,16 @@ def cell_history(
     """The history endpoint's answer; the page asks without the step search, which its chart gets from here."""
     branch = request.app.state.main_branch
     return found(
-        data.history, session, machine=machine, **asdict(cell), limit=limit, placement=placement,
-        mainline=git.mainline(request.app.state.repo, branch), branch=branch, find_steps=find_steps,
-    )  # fmt: skip
+        data.history,
+        session,
+        machine=machine,
+        **asdict(cell),
+        limit=limit,
+        placement=placement,
+        mainline=git.mainline(request.app.state.repo, branch),
+        branch=branch,
+        find_steps=find_steps,
+    )
 
 
 @router.get("/compare")

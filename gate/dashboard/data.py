@@ -237,16 +237,33 @@ def matrix(
             ratio = low = high = None
             decision, reason = (Decision.FAIL if c.status == "failed" else Decision.ERROR), c.message
         cells.append(
-            MatrixCell(task=c.task, num_envs=c.num_envs, threads=c.threads, ratio=ratio, low=low, high=high,
-                       decision=decision, signal=signal, cost_ratio=cost_ratio, reason=reason, groups=c.groups)
-        )  # fmt: skip
+            MatrixCell(
+                task=c.task,
+                num_envs=c.num_envs,
+                threads=c.threads,
+                ratio=ratio,
+                low=low,
+                high=high,
+                decision=decision,
+                signal=signal,
+                cost_ratio=cost_ratio,
+                reason=reason,
+                groups=c.groups,
+            )
+        )
     cells.sort(key=lambda x: (x.task, x.num_envs, x.threads))
     return Matrix(
-        machine=machine, commit=commit, placement=placement, placements=placements, impl=impl, baseline=baseline,
+        machine=machine,
+        commit=commit,
+        placement=placement,
+        placements=placements,
+        impl=impl,
+        baseline=baseline,
         evaluation_id=evaluation.id if evaluation is not None else None,
         evaluation_base=evaluation.base_sha if evaluation is not None else None,
-        stale=evaluation is not None and is_stale(session, evaluation), cells=cells,
-    )  # fmt: skip
+        stale=evaluation is not None and is_stale(session, evaluation),
+        cells=cells,
+    )
 
 
 def _points(rows) -> list[Point]:
@@ -292,8 +309,15 @@ def history(
     else along every measured commit by the commit date asv recorded. One placement: ``placement``, or the
     newest point's."""
     m = _machine(session, machine)
-    rows = reads.history(session, machine_id=m.id, benchmark=_metric(metric), task=task, impl=impl,
-                         num_envs=num_envs, threads=threads)  # fmt: skip
+    rows = reads.history(
+        session,
+        machine_id=m.id,
+        benchmark=_metric(metric),
+        task=task,
+        impl=impl,
+        num_envs=num_envs,
+        threads=threads,
+    )
     if not rows:
         raise NotFound(f"no {metric} results for {task} {impl} N={num_envs} threads={threads} on {machine!r}")
     position = {sha: i for i, sha in enumerate(mainline or [])}
@@ -317,14 +341,25 @@ def history(
         else []
     )
     return History(
-        machine=machine, along=along, placement=placement, placements=placements, metric=metric, task=task,
-        impl=impl, num_envs=num_envs, threads=threads, points=points, total=len(rows),
+        machine=machine,
+        along=along,
+        placement=placement,
+        placements=placements,
+        metric=metric,
+        task=task,
+        impl=impl,
+        num_envs=num_envs,
+        threads=threads,
+        points=points,
+        total=len(rows),
         change_points=[
-            ChangePoint(index=s.index, commit=points[s.index].commit, before=s.before, after=s.after, change=s.change)
+            ChangePoint(
+                index=s.index, commit=points[s.index].commit, before=s.before, after=s.after, change=s.change
+            )
             for s in steps
         ],
         method=f"{changepoints.CHOSEN}: penalty {changepoints.PENALTY} x sigma x log(n) on log values",
-    )  # fmt: skip
+    )
 
 
 def compare(session: Session, *, metric: str, task: str, impl: str, num_envs: int, threads: int) -> Compare:
@@ -342,9 +377,13 @@ def compare(session: Session, *, metric: str, task: str, impl: str, num_envs: in
             ]
             point = next(iter(_points(found)), None)
         rows.append(
-            CompareRow(machine=m.name, commit=newest[0] if newest else None, placement=newest[3] if newest else None,
-                       point=point)
-        )  # fmt: skip
+            CompareRow(
+                machine=m.name,
+                commit=newest[0] if newest else None,
+                placement=newest[3] if newest else None,
+                point=point,
+            )
+        )
     if not any(r.point for r in rows):
         raise NotFound(f"no machine measured {metric} of {task} {impl} N={num_envs} threads={threads}")
     return Compare(metric=metric, task=task, impl=impl, num_envs=num_envs, threads=threads, machines=rows)

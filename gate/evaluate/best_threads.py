@@ -22,8 +22,14 @@ def rows(ctx: Context) -> list[Row]:
                 grid.fastest(ctx.cells, task, baseline, n, policy),
                 grid.fastest(ctx.cells, task, impl, n, policy),
             )
-            where = dict(machine=ctx.machine, kind=Kind.BEST_THREADS, task=task, impl=impl, baseline=baseline,
-                         num_envs=n)  # fmt: skip
+            where = dict(
+                machine=ctx.machine,
+                kind=Kind.BEST_THREADS,
+                task=task,
+                impl=impl,
+                baseline=baseline,
+                num_envs=n,
+            )
             margin = policy.margin_for(task, n)
             if a is None or b is None:
                 lacking = baseline if a is None else impl

@@ -140,5 +140,13 @@ def _gone(ctx: Context, b: Benchmarks) -> list[Row]:
 
 
 def _where(ctx: Context, kind: Kind, task: str, impl: str, n: int, t: int) -> dict:
-    return dict(machine=ctx.machine, kind=kind, task=task, impl=impl, baseline="base", num_envs=n, threads=t,
-                detail=ctx.placement)  # fmt: skip
+    return dict(
+        machine=ctx.machine,
+        kind=kind,
+        task=task,
+        impl=impl,
+        baseline="base",
+        num_envs=n,
+        threads=t,
+        detail=ctx.placement,
+    )

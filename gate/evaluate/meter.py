@@ -8,8 +8,16 @@ from gate.evaluate.row import Row
 from gate.lineage import Lineage, findings
 
 
-def rows(lineage: Lineage, head_runs: dict, base_runs: dict, required: list[str], labels: dict, *, base_sha: str,
-         head_sha: str) -> list[Row]:  # fmt: skip
+def rows(
+    lineage: Lineage,
+    head_runs: dict,
+    base_runs: dict,
+    required: list[str],
+    labels: dict,
+    *,
+    base_sha: str,
+    head_sha: str,
+) -> list[Row]:
     out = []
     for (machine, placement), runs in sorted(head_runs.items()):
         if machine not in required:
@@ -19,15 +27,28 @@ def rows(lineage: Lineage, head_runs: dict, base_runs: dict, required: list[str]
             lineage, base_runs.get((machine, placement), []), side="base", sha=base_sha, base_sha=base_sha
         )
         out += [
-            Row(machine=machine, kind=Kind.METER, baseline="base", detail=labels.get(placement, ""),
-                decision=f.decision, reason=f.reason)
+            Row(
+                machine=machine,
+                kind=Kind.METER,
+                baseline="base",
+                detail=labels.get(placement, ""),
+                decision=f.decision,
+                reason=f.reason,
+            )
             for f in found
-        ]  # fmt: skip
+        ]
     return out
 
 
-def reused(lineage: Lineage | None, head_cells: list, base_cells: list, head_runs: dict, base_runs: dict,
-           base_sha: str, reasons: list[str]) -> set[tuple[str, str]]:  # fmt: skip
+def reused(
+    lineage: Lineage | None,
+    head_cells: list,
+    base_cells: list,
+    head_runs: dict,
+    base_runs: dict,
+    base_sha: str,
+    reasons: list[str],
+) -> set[tuple[str, str]]:
     """Where the head has no runs but its subject is the base's (and the base's runs say they measured that
     subject): the base's cells stand for the head's there (added to ``head_cells``). Returns those (machine,
     placement)s."""

@@ -261,8 +261,13 @@ def jit_times(task: str, impl: str) -> dict:
                 check=True,
             )
             runs.append(json.loads(out.stdout))
-    return {"task": task, "impl": impl, "compile_s": runs[0]["load_s"], "cache_load_s": runs[1]["load_s"],
-            "import_s": runs[1]["import_s"]}  # fmt: skip
+    return {
+        "task": task,
+        "impl": impl,
+        "compile_s": runs[0]["load_s"],
+        "cache_load_s": runs[1]["load_s"],
+        "import_s": runs[1]["import_s"],
+    }
 
 
 def machine_summary() -> dict:

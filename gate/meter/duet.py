@@ -243,8 +243,10 @@ class Duet:
             if self.pin and cell.threads < len(allowed)
             else None
         )
-        replies = {name: side.ask({"op": "load", "cell": asdict(cell), "layout_seed": layout, "cpus": cpus})
-                   for name, side in self.sides.items()}  # fmt: skip
+        replies = {
+            name: side.ask({"op": "load", "cell": asdict(cell), "layout_seed": layout, "cpus": cpus})
+            for name, side in self.sides.items()
+        }
         slowest = max(r["one_s"] for r in replies.values())
         loops = max(1, int(MIN_SAMPLE_S / max(slowest, 1e-9)) + 1)
         return {name: loops for name in self.sides}  # the same count: the same work in each sample

@@ -86,10 +86,15 @@ class Plan:
 
     def rows(self) -> list[dict]:
         return [
-            {"placement": p.label or "whole machine", "cpus": format_cpu_list(p.cpus), "mem": p.mem,
-             "threads": list(p.threads), "scales": list(self.scales)}
+            {
+                "placement": p.label or "whole machine",
+                "cpus": format_cpu_list(p.cpus),
+                "mem": p.mem,
+                "threads": list(p.threads),
+                "scales": list(self.scales),
+            }
             for p in self.placements
-        ]  # fmt: skip
+        ]
 
 
 def powers_of_two(upto: int) -> list[int]:
@@ -115,24 +120,52 @@ def placements(t: Topology, profile: str, best: dict[str, int] | None = None) ->
     """``best``: the best known thread count per placement label (``fusegate threads``), when there is one."""
     best = best or {}
     small = t.physical_cores() <= SMALL
-    rounds = {"hot_rounds": HOT_ROUNDS_SMALL if small else HOT_ROUNDS,
-              "paired_rounds": PAIRED_ROUNDS_SMALL if small else PAIRED_ROUNDS}  # fmt: skip
+    rounds = {
+        "hot_rounds": HOT_ROUNDS_SMALL if small else HOT_ROUNDS,
+        "paired_rounds": PAIRED_ROUNDS_SMALL if small else PAIRED_ROUNDS,
+    }
     if len(t.nodes) == 1:
         cpus = t.cpus
-        return (PlacementPlan(label="", cpus=cpus, mem="default", **rounds,
-                              threads=ladder(cores=t.physical_cores(cpus), hw_threads=len(cpus), profile=profile,
-                                             best=best.get(""))),)  # fmt: skip
+        return (
+            PlacementPlan(
+                label="",
+                cpus=cpus,
+                mem="default",
+                **rounds,
+                threads=ladder(
+                    cores=t.physical_cores(cpus), hw_threads=len(cpus), profile=profile, best=best.get("")
+                ),
+            ),
+        )
     first = min(t.nodes)
     node = t.nodes[first]
     every = ",".join(str(n) for n in sorted(t.nodes))
     return (
-        PlacementPlan(label=f"node{first}", cpus=node, mem=f"bind:{first}", **rounds,
-                      threads=ladder(cores=t.physical_cores(node), hw_threads=len(node), profile=profile,
-                                     best=best.get(f"node{first}"))),
-        PlacementPlan(label="interleaved", cpus=t.cpus, mem=f"interleave:{every}", **rounds,
-                      threads=ladder(cores=t.physical_cores(), hw_threads=len(t.cpus), profile=profile,
-                                     best=best.get("interleaved"))),
-    )  # fmt: skip
+        PlacementPlan(
+            label=f"node{first}",
+            cpus=node,
+            mem=f"bind:{first}",
+            **rounds,
+            threads=ladder(
+                cores=t.physical_cores(node),
+                hw_threads=len(node),
+                profile=profile,
+                best=best.get(f"node{first}"),
+            ),
+        ),
+        PlacementPlan(
+            label="interleaved",
+            cpus=t.cpus,
+            mem=f"interleave:{every}",
+            **rounds,
+            threads=ladder(
+                cores=t.physical_cores(),
+                hw_threads=len(t.cpus),
+                profile=profile,
+                best=best.get("interleaved"),
+            ),
+        ),
+    )
 
 
 def cells(p: PlacementPlan, scales: tuple[int, ...], profile: str) -> dict[str, int]:
@@ -151,8 +184,14 @@ def cells(p: PlacementPlan, scales: tuple[int, ...], profile: str) -> dict[str, 
     }
 
 
-def make(t: Topology, profile: str = "quick", *, best: dict[str, int] | None = None,
-         per_cell_s: dict[str, float] | None = None, head: bool = True) -> Plan:  # fmt: skip
+def make(
+    t: Topology,
+    profile: str = "quick",
+    *,
+    best: dict[str, int] | None = None,
+    per_cell_s: dict[str, float] | None = None,
+    head: bool = True,
+) -> Plan:
     """The plan of ``profile`` on ``t``; the estimate from ``per_cell_s`` (default ``PER_CELL_S``), of a head
     (its lockstep pass against the base included) or, with ``head=False``, of a base."""
     if profile not in SCALES:
@@ -174,5 +213,12 @@ def make(t: Topology, profile: str = "quick", *, best: dict[str, int] | None = N
                             per, HEAD_HOT_ROUNDS
                         )  # a head's raw times only inform: its lockstep decides
                     estimate += seconds[suite] * n * per
-    return Plan(profile=profile, topology=t, placements=chosen, scales=scales, cells=total, estimated_s=estimate,
-                head=head)  # fmt: skip
+    return Plan(
+        profile=profile,
+        topology=t,
+        placements=chosen,
+        scales=scales,
+        cells=total,
+        estimated_s=estimate,
+        head=head,
+    )

@@ -92,8 +92,10 @@ class Topology:
         )
 
     def to_dict(self) -> dict:
-        return {"nodes": {str(k): list(v) for k, v in self.nodes.items()},
-                "cores": {str(k): list(v) for k, v in self.cores.items()}}  # fmt: skip
+        return {
+            "nodes": {str(k): list(v) for k, v in self.nodes.items()},
+            "cores": {str(k): list(v) for k, v in self.cores.items()},
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Topology:

@@ -152,8 +152,14 @@ def _check_server(url: str) -> None:
         return
     import psycopg
 
-    parts = {"host": parsed.host, "port": parsed.port, "dbname": parsed.database, "user": parsed.username,
-             "password": parsed.password, **parsed.query}  # fmt: skip
+    parts = {
+        "host": parsed.host,
+        "port": parsed.port,
+        "dbname": parsed.database,
+        "user": parsed.username,
+        "password": parsed.password,
+        **parsed.query,
+    }
     conninfo = psycopg.conninfo.make_conninfo(**{k: v for k, v in parts.items() if v is not None})
     with _opening(url):
         try:

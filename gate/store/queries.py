@@ -106,8 +106,14 @@ def ingest_runs(session: Session, *, runs: Sequence[RunRecord]) -> IngestReport:
             unchanged += 1
             continue
         if run is None:
-            run = Run(**key, environment_id=environment_id, source="asv", digest=record.digest,
-                      fingerprint_hash=record.fingerprint_hash, started_at=record.started_at)  # fmt: skip
+            run = Run(
+                **key,
+                environment_id=environment_id,
+                source="asv",
+                digest=record.digest,
+                fingerprint_hash=record.fingerprint_hash,
+                started_at=record.started_at,
+            )
 
             session.add(run)
             session.flush()

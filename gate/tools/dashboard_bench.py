@@ -76,8 +76,16 @@ def pages(
     rows = []
     for name, path in paths.items():
         ms = np.array(times[name])
-        rows.append({"page": name, "path": path.split("?")[0], "median_ms": float(np.median(ms)),
-                     "p95_ms": float(np.percentile(ms, 95)), "max_ms": float(ms.max()), "bytes": sizes[name]})  # fmt: skip
+        rows.append(
+            {
+                "page": name,
+                "path": path.split("?")[0],
+                "median_ms": float(np.median(ms)),
+                "p95_ms": float(np.percentile(ms, 95)),
+                "max_ms": float(ms.max()),
+                "bytes": sizes[name],
+            }
+        )
     return rows, {
         "results_in_store": total,
         "repeats": repeats,

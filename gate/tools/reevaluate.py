@@ -14,8 +14,24 @@ from gate.evaluate import judge
 from gate.store import queries
 
 # What a row's identity and decision are made of: a refactoring must keep every one of them.
-FIELDS = ("machine", "kind", "task", "impl", "baseline", "num_envs", "threads", "detail", "decision", "signal",
-          "ratio", "low", "high", "cost_ratio", "q_value", "reason")  # fmt: skip
+FIELDS = (
+    "machine",
+    "kind",
+    "task",
+    "impl",
+    "baseline",
+    "num_envs",
+    "threads",
+    "detail",
+    "decision",
+    "signal",
+    "ratio",
+    "low",
+    "high",
+    "cost_ratio",
+    "q_value",
+    "reason",
+)
 
 
 def judged(session: Session, *, repo: Path) -> list[dict]:
@@ -23,9 +39,18 @@ def judged(session: Session, *, repo: Path) -> list[dict]:
     for base_sha, head_sha in queries.evaluation_pairs(session, official=False):
         o = judge(session, repo=repo, base_sha=base_sha, head_sha=head_sha)
         rows = [{f: getattr(c, f) for f in FIELDS} for c in o.comparisons]
-        out.append({"base": base_sha, "head": head_sha, "verdict": str(o.verdict), "reasons": o.reasons,
-                    "rows": [{k: str(v) if k in ("kind", "decision", "signal") else v for k, v in r.items()}
-                             for r in rows]})  # fmt: skip
+        out.append(
+            {
+                "base": base_sha,
+                "head": head_sha,
+                "verdict": str(o.verdict),
+                "reasons": o.reasons,
+                "rows": [
+                    {k: str(v) if k in ("kind", "decision", "signal") else v for k, v in r.items()}
+                    for r in rows
+                ],
+            }
+        )
     return out
 
 

@@ -65,13 +65,15 @@ def compare(
         cost_fails = sum(
             stats.decide_exact(
                 stats.exact_estimate(
-                    a, b.scaled(factor), margin=policy.cost_margin,
+                    a,
+                    b.scaled(factor),
+                    margin=policy.cost_margin,
                     fail_margin=floors.cost_fail_margin(m, policy.cost_metric, policy.cost_margin),
                 )
             )
             is Decision.FAIL
             for m, a, b in costs
-        )  # fmt: skip
+        )
         asv_cost = sum(math.exp(b.center - a.center) * factor > asv_factor for _, a, b in costs)
         estimates, asv_flags = [], 0
         for key in cells:

@@ -41,15 +41,33 @@ def _run(machine: str, commit: str, index: int, rng: np.random.Generator) -> Run
                     center = scale * n * 2e-7 / t * (1 + 0.02 * np.sin(index / 7))
                     samples = (center * rng.lognormal(0, 0.05, 20)).tolist()
                     results.append(
-                        ResultRecord(benchmark=TIME, task=task, impl=impl, num_envs=n, threads=t, status="ok",
-                                     unit="seconds", value=float(np.median(samples)), samples=[samples])
-                    )  # fmt: skip
+                        ResultRecord(
+                            benchmark=TIME,
+                            task=task,
+                            impl=impl,
+                            num_envs=n,
+                            threads=t,
+                            status="ok",
+                            unit="seconds",
+                            value=float(np.median(samples)),
+                            samples=[samples],
+                        )
+                    )
                     if impl not in ("handwritten", "numpy"):
                         groups = [(scale * rng.lognormal(0, 0.05, 40)).tolist() for _ in range(2)]
                         results.append(
-                            ResultRecord(benchmark=PAIRED, task=task, impl=impl, num_envs=n, threads=t, status="ok",
-                                         unit="ratio", value=scale, samples=groups)
-                        )  # fmt: skip
+                            ResultRecord(
+                                benchmark=PAIRED,
+                                task=task,
+                                impl=impl,
+                                num_envs=n,
+                                threads=t,
+                                status="ok",
+                                unit="ratio",
+                                value=scale,
+                                samples=groups,
+                            )
+                        )
     placement = {
         "asked": "inherit",
         "granted": {"cpus": "0-1", "mem": "default", "threads": 2, "layer": "omp"},
@@ -169,8 +187,15 @@ def _closed_form(groups: list[list[float]]) -> dict:
     se = float(1.2533 * flat.std(ddof=1) / np.sqrt(flat.size))
     medians = [float(np.median(g)) for g in logs]
     between = float(np.std(medians, ddof=1) / np.sqrt(len(medians))) if len(medians) > 1 else 0.0
-    return {"center": center, "se": se, "low": center - 1.96 * se, "high": center + 1.96 * se,
-            "between_se": between, "samples": int(flat.size), "groups": len(logs)}  # fmt: skip
+    return {
+        "center": center,
+        "se": se,
+        "low": center - 1.96 * se,
+        "high": center + 1.96 * se,
+        "between_se": between,
+        "samples": int(flat.size),
+        "groups": len(logs),
+    }
 
 
 def fill_bulk(
@@ -217,20 +242,52 @@ def fill_bulk(
                     machine_id = ids[record.machine]
                     environment_id, placement_id, fingerprint = shared[machine_id]
                     run_id = session.execute(
-                        insert(Run).values(machine_id=machine_id, commit_id=commit_id, environment_id=environment_id,
-                                           placement_id=placement_id, env_name=record.env_name, source="fill",
-                                           digest=record.digest, fingerprint_hash=fingerprint,
-                                           started_at=record.started_at, uploaded_at=now()).returning(Run.id)
-                    ).scalar_one()  # fmt: skip
+                        insert(Run)
+                        .values(
+                            machine_id=machine_id,
+                            commit_id=commit_id,
+                            environment_id=environment_id,
+                            placement_id=placement_id,
+                            env_name=record.env_name,
+                            source="fill",
+                            digest=record.digest,
+                            fingerprint_hash=fingerprint,
+                            started_at=record.started_at,
+                            uploaded_at=now(),
+                        )
+                        .returning(Run.id)
+                    ).scalar_one()
                     for r in record.results:
-                        result_rows.append({"run_id": run_id, "benchmark": r.benchmark, "task": r.task, "impl": r.impl,
-                                            "num_envs": r.num_envs, "threads": r.threads, "status": r.status,
-                                            "unit": r.unit, "value": r.value, "samples": r.samples})  # fmt: skip
-                        summary_rows.append({"machine_id": machine_id, "commit_id": commit_id,
-                                             "placement_id": placement_id, "benchmark": r.benchmark, "task": r.task,
-                                             "impl": r.impl, "num_envs": r.num_envs or 0, "threads": r.threads or 0,
-                                             "status": "ok", "message": "", "updated_at": now(),
-                                             **_closed_form(r.samples)})  # fmt: skip
+                        result_rows.append(
+                            {
+                                "run_id": run_id,
+                                "benchmark": r.benchmark,
+                                "task": r.task,
+                                "impl": r.impl,
+                                "num_envs": r.num_envs,
+                                "threads": r.threads,
+                                "status": r.status,
+                                "unit": r.unit,
+                                "value": r.value,
+                                "samples": r.samples,
+                            }
+                        )
+                        summary_rows.append(
+                            {
+                                "machine_id": machine_id,
+                                "commit_id": commit_id,
+                                "placement_id": placement_id,
+                                "benchmark": r.benchmark,
+                                "task": r.task,
+                                "impl": r.impl,
+                                "num_envs": r.num_envs or 0,
+                                "threads": r.threads or 0,
+                                "status": "ok",
+                                "message": "",
+                                "updated_at": now(),
+                                **_closed_form(r.samples),
+                            }
+                        )
                 session.execute(insert(Result), result_rows)
                 session.execute(insert(CellSummary), summary_rows)
                 stored += per_commit

@@ -106,13 +106,29 @@ def _store_noisy(row, start, values, u, u_start, scale, level):
 
 # The rows of the per-body lanes (kernels.scalar.LANES), name -> width: inputs, then outputs.
 LANE_ROWS = {
-    "pos": 3, "motion_pos": 3, "quat": 4, "rel_quat": 4, "motion_quat": 4,
-    "angle_sq": 1, "new_rel_pos": 3, "new_rel_quat": 4, "body_pos_b": 3, "body_ori_b": 6,
-}  # fmt: skip
-(L_POS, L_MOTION_POS, L_QUAT, L_REL_QUAT, L_MOTION_QUAT,
- L_ANGLE_SQ, L_NEW_REL_POS, L_NEW_REL_QUAT, L_BODY_POS_B, L_BODY_ORI_B) = np.cumsum(
-    [0, *LANE_ROWS.values()]
-)[:-1].tolist()  # fmt: skip
+    "pos": 3,
+    "motion_pos": 3,
+    "quat": 4,
+    "rel_quat": 4,
+    "motion_quat": 4,
+    "angle_sq": 1,
+    "new_rel_pos": 3,
+    "new_rel_quat": 4,
+    "body_pos_b": 3,
+    "body_ori_b": 6,
+}
+(
+    L_POS,
+    L_MOTION_POS,
+    L_QUAT,
+    L_REL_QUAT,
+    L_MOTION_QUAT,
+    L_ANGLE_SQ,
+    L_NEW_REL_POS,
+    L_NEW_REL_QUAT,
+    L_BODY_POS_B,
+    L_BODY_ORI_B,
+) = np.cumsum([0, *LANE_ROWS.values()])[:-1].tolist()
 LANE_SIZE = sum(LANE_ROWS.values()) * LANES
 assert NB <= LANES
 

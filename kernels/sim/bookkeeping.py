@@ -41,9 +41,23 @@ def walk_push(seed, key_calls, push_steps, push_interval, magnitude, qvel):
 
 @njit(cache=True)
 def walk_advance(
-    seed, key_calls, done, just_reset, episode_steps, command_steps, commands, command_range, zero_command_prob,
-    resample_after, episode_limit, phase, feet_air_time, last_contact, feet_peak_height, reset,
-):  # fmt: skip
+    seed,
+    key_calls,
+    done,
+    just_reset,
+    episode_steps,
+    command_steps,
+    commands,
+    command_range,
+    zero_command_prob,
+    resample_after,
+    episode_limit,
+    phase,
+    feet_air_time,
+    last_contact,
+    feet_peak_height,
+    reset,
+):
     """Counters, the command resample past ``resample_after`` steps; the reset mask.
 
     A row reset this step took its first observation from this step's kernel call, which also advanced its
@@ -74,9 +88,25 @@ def walk_advance(
 
 @njit(cache=True)
 def motion_advance(
-    seed, key_calls, done, just_reset, episode_steps, time_steps, frames, episode_limit, failed, fail_ema, alpha,
-    push_countdown, push_interval_steps, twist_noise, qpos, qvel, reset, resample,
-):  # fmt: skip
+    seed,
+    key_calls,
+    done,
+    just_reset,
+    episode_steps,
+    time_steps,
+    frames,
+    episode_limit,
+    failed,
+    fail_ema,
+    alpha,
+    push_countdown,
+    push_interval_steps,
+    twist_noise,
+    qpos,
+    qvel,
+    reset,
+    resample,
+):
     """The episode counter, failures per bin (before t advances) and their EMA (``fail_ema``, in place), t += 1,
     the interval push; the masks of the rows to reset next step (terminated or timed out) and of those among
     them that only ran off the clip's end (mjlab resamples those without ending the episode).

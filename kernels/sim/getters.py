@@ -75,9 +75,21 @@ def _noise_row(key, r, out):
 
 @njit(parallel=True, cache=True)
 def walk_rows(
-    seed, key_calls, qpos, qvel, sensordata, actuator_force, site_xpos, feet_sites,
-    out_qpos, out_qvel, out_sd, out_af, out_feet, out_noise,
-):  # fmt: skip
+    seed,
+    key_calls,
+    qpos,
+    qvel,
+    sensordata,
+    actuator_force,
+    site_xpos,
+    feet_sites,
+    out_qpos,
+    out_qvel,
+    out_sd,
+    out_af,
+    out_feet,
+    out_noise,
+):
     key = next_key(seed, key_calls, GETTERS)
     for r in prange(qpos.shape[0]):
         for j in range(qpos.shape[1]):
@@ -96,9 +108,24 @@ def walk_rows(
 
 @njit(parallel=True, cache=True)
 def motion_rows(
-    seed, key_calls, xpos, xquat, cvel, subtree_com, bodies, roots, qpos, qvel,
-    out_pos, out_quat, out_lin, out_ang, out_jpos, out_jvel, out_noise,
-):  # fmt: skip
+    seed,
+    key_calls,
+    xpos,
+    xquat,
+    cvel,
+    subtree_com,
+    bodies,
+    roots,
+    qpos,
+    qvel,
+    out_pos,
+    out_quat,
+    out_lin,
+    out_ang,
+    out_jpos,
+    out_jvel,
+    out_noise,
+):
     key = next_key(seed, key_calls, GETTERS)
     for r in prange(qpos.shape[0]):
         for k in range(bodies.shape[0]):

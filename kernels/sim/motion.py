@@ -42,8 +42,14 @@ class MotionEnv(TaskEnv):
     stage = forward_stage = mujoco.mjtStage.mjSTAGE_VEL
     outputs = ("xpos", "xquat", "cvel", "subtree_com")
     physical = (
-        "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w", "joint_pos", "joint_vel", "noise_u",
-    )  # fmt: skip
+        "body_pos_w",
+        "body_quat_w",
+        "body_lin_vel_w",
+        "body_ang_vel_w",
+        "joint_pos",
+        "joint_vel",
+        "noise_u",
+    )
 
     def __init__(self, num_envs: int, threads: int, seed: int, clip: dict[str, np.ndarray] | None = None):
         self.clip = motion_clip.load() if clip is None else clip

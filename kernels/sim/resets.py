@@ -26,11 +26,33 @@ def _clear(r, time, warmstart):
 
 @njit(cache=True)
 def walk_reset(
-    rows, seed, key_calls, key_qpos, command_range, zero_command_prob, gait_freq, push_interval_steps, ctrl_dt,
-    qpos, qvel, ctrl, time, warmstart,
-    commands, phase, phase_dt, feet_air_time, last_contact, feet_peak_height, actions, last_actions,
-    command_steps, episode_steps, push_steps, push_interval,
-):  # fmt: skip
+    rows,
+    seed,
+    key_calls,
+    key_qpos,
+    command_range,
+    zero_command_prob,
+    gait_freq,
+    push_interval_steps,
+    ctrl_dt,
+    qpos,
+    qvel,
+    ctrl,
+    time,
+    warmstart,
+    commands,
+    phase,
+    phase_dt,
+    feet_air_time,
+    last_contact,
+    feet_peak_height,
+    actions,
+    last_actions,
+    command_steps,
+    episode_steps,
+    push_steps,
+    push_interval,
+):
     key = next_key(seed, key_calls, RESETS)
     nj = qpos.shape[1] - 7
     for i in range(rows.shape[0]):
@@ -72,11 +94,38 @@ def walk_reset(
 
 @njit(cache=True)
 def motion_reset(
-    rows, seed, key_calls, fail_ema, uniform_ratio, frames, root_pos, root_quat, root_lin_vel, root_ang_vel, clip_joint_pos,
-    clip_joint_vel, pose_noise, rot_noise, twist_noise, joint_noise, soft_lower, soft_upper, default_pose,
-    push_interval_steps, resample,
-    qpos, qvel, ctrl, time, warmstart, time_steps, actions, last_actions, episode_steps, push_countdown,
-):  # fmt: skip
+    rows,
+    seed,
+    key_calls,
+    fail_ema,
+    uniform_ratio,
+    frames,
+    root_pos,
+    root_quat,
+    root_lin_vel,
+    root_ang_vel,
+    clip_joint_pos,
+    clip_joint_vel,
+    pose_noise,
+    rot_noise,
+    twist_noise,
+    joint_noise,
+    soft_lower,
+    soft_upper,
+    default_pose,
+    push_interval_steps,
+    resample,
+    qpos,
+    qvel,
+    ctrl,
+    time,
+    warmstart,
+    time_steps,
+    actions,
+    last_actions,
+    episode_steps,
+    push_countdown,
+):
     """RSI (spec B7) of ``rows``; a row in ``resample`` (it ran off the clip) keeps its episode counter."""
     key = next_key(seed, key_calls, RESETS)
     bins = fail_ema.shape[0]

@@ -14,10 +14,28 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_each_arm_runs_in_fresh_processes_and_is_reported(tmp_path):
     out = tmp_path / "rows.json"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bimodal", "--processes", "3", "--arms", "default,nohuge,relayout",
-         "--num-envs", "256", "--samples", "6", "--layouts", "2", "--json", str(out)],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bimodal",
+            "--processes",
+            "3",
+            "--arms",
+            "default,nohuge,relayout",
+            "--num-envs",
+            "256",
+            "--samples",
+            "6",
+            "--layouts",
+            "2",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     rows = json.loads(out.read_text())
     assert [r["arm"] for r in rows] == ["default", "nohuge", "relayout"]
     default, nohuge, relayout = rows

@@ -40,8 +40,14 @@ def test_every_scenario_is_a_change_that_imports_and_generates(name, tmp_path):
             "for m, t in ((g1_walk, 'g1_walk'), (g1_motion, 'g1_motion')):\n"
             "    compile(m.generate(registry.default_plan(t)), t, 'exec')\n"
         )
-        done = subprocess.run([sys.executable, "-c", code], cwd=tree, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=tree,
+            env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)

@@ -36,8 +36,13 @@ def _rate(fn, n: int, concurrency: int) -> dict:
         list(pool.map(one, range(n)))
     wall = time.perf_counter() - start
     q = statistics.quantiles(latencies, n=20)
-    return {"n": n, "concurrency": concurrency, "per_s": n / wall, "median_ms": 1e3 * statistics.median(latencies),
-            "p95_ms": 1e3 * q[18]}  # fmt: skip
+    return {
+        "n": n,
+        "concurrency": concurrency,
+        "per_s": n / wall,
+        "median_ms": 1e3 * statistics.median(latencies),
+        "p95_ms": 1e3 * q[18],
+    }
 
 
 def _bodies(n: int, base: str, head: str, prefix: str) -> list[str]:
@@ -93,12 +98,21 @@ def sustained(client: httpx.Client, args) -> dict:
     wall = time.perf_counter() - start
     after = len(client.get("/api/runs", params={"limit": 1000}).json())
     q = statistics.quantiles(latencies, n=20)
-    return {"uploaders": args.uploaders, "seconds": round(wall, 1), "uploads": len(latencies),
-            "answers": {str(k): v for k, v in codes.items()}, "errors": len(latencies) - codes[201],
-            "runs_stored": after - before, "runs_acknowledged": stored, "exact": after - before == stored == codes[201],
-            "per_s": round(len(latencies) / wall, 2), "median_ms": round(1e3 * statistics.median(latencies)),
-            "p95_ms": round(1e3 * q[18]), "max_ms": round(1e3 * max(latencies)),
-            "exhausted": len(latencies) == len(bodies)}  # fmt: skip
+    return {
+        "uploaders": args.uploaders,
+        "seconds": round(wall, 1),
+        "uploads": len(latencies),
+        "answers": {str(k): v for k, v in codes.items()},
+        "errors": len(latencies) - codes[201],
+        "runs_stored": after - before,
+        "runs_acknowledged": stored,
+        "exact": after - before == stored == codes[201],
+        "per_s": round(len(latencies) / wall, 2),
+        "median_ms": round(1e3 * statistics.median(latencies)),
+        "p95_ms": round(1e3 * q[18]),
+        "max_ms": round(1e3 * max(latencies)),
+        "exhausted": len(latencies) == len(bodies),
+    }
 
 
 def main(argv=None) -> int:
@@ -120,8 +134,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     headers = {"Authorization": f"Bearer {args.token}", "Content-Type": "application/json"}
     if args.uploaders:
-        with httpx.Client(base_url=args.url, headers=headers, timeout=600,
-                          limits=httpx.Limits(max_connections=args.uploaders)) as client:  # fmt: skip
+        with httpx.Client(
+            base_url=args.url,
+            headers=headers,
+            timeout=600,
+            limits=httpx.Limits(max_connections=args.uploaders),
+        ) as client:
             print(json.dumps({"url": args.url, **sustained(client, args)}, indent=2))
         return 0
     bodies = _bodies(args.uploads, args.base, args.head, "cap")

@@ -66,8 +66,13 @@ def stack(tmp_path_factory):
     _run(str(STACK), "images", env=env)
     try:
         _run(str(STACK), "up", env=env, timeout=600)
-        yield {"env": env, "root": root, "urls": [f"http://127.0.0.1:{p}" for p in ports], "base": base,
-               "head": head}  # fmt: skip
+        yield {
+            "env": env,
+            "root": root,
+            "urls": [f"http://127.0.0.1:{p}" for p in ports],
+            "base": base,
+            "head": head,
+        }
     finally:
         subprocess.run([str(STACK), "down"], env=env, capture_output=True, timeout=300, check=False)
 
@@ -80,15 +85,24 @@ def _token(stack, *args: str) -> str:
 
 
 def test_the_image_serves_as_a_non_root_user_without_numba_and_carries_valgrind(stack):
-    probe = ("import os, sys, shutil, gate.api.app; "
-             "print(os.getuid(), 'numba' in sys.modules, bool(shutil.which('valgrind')), os.environ['NUMBA_CACHE_DIR'])")  # fmt: skip
+    probe = (
+        "import os, sys, shutil, gate.api.app; "
+        "print(os.getuid(), 'numba' in sys.modules, bool(shutil.which('valgrind')), os.environ['NUMBA_CACHE_DIR'])"
+    )
     out = _run(
         "podman", "exec", "fusegate-test_gate_1", "python3", "-c", probe, env=stack["env"]
     ).stdout.split()
     assert out[:3] == ["10001", "False", "True"]
     assert os.access(ROOT / "Dockerfile", os.R_OK)
-    writable = _run("podman", "exec", "fusegate-test_gate_1", "sh", "-c", f"mkdir -p {out[3]} && touch {out[3]}/.w && echo ok",
-                    env=stack["env"]).stdout  # fmt: skip
+    writable = _run(
+        "podman",
+        "exec",
+        "fusegate-test_gate_1",
+        "sh",
+        "-c",
+        f"mkdir -p {out[3]} && touch {out[3]}/.w && echo ok",
+        env=stack["env"],
+    ).stdout
     assert writable.strip() == "ok"  # the Numba cache is writable by the service's user
 
 
@@ -98,12 +112,23 @@ def test_a_runner_uploads_and_reads_the_verdict_through_either_replica(stack):
     for sha, seed in ((stack["base"], 1), (stack["head"], 2)):
         results = _measure(stack["root"] / f"m-{seed}", sha, seed=seed)
         runner_env = {**stack["env"], "FUSEGATE_URL": one, "FUSEGATE_TOKEN": token}
-        _run(str(Path(sys.executable).parent / "fusegate"), "upload", "--results", str(results), "--spool",
-             str(stack["root"] / f"spool-{seed}"), env=runner_env)  # fmt: skip
+        _run(
+            str(Path(sys.executable).parent / "fusegate"),
+            "upload",
+            "--results",
+            str(results),
+            "--spool",
+            str(stack["root"] / f"spool-{seed}"),
+            env=runner_env,
+        )
     headers = {"Authorization": f"Bearer {token}"}
     admin = {"Authorization": f"Bearer {_token(stack, 'operator', '--role', 'admin')}"}  # official verdicts
-    made = httpx.post(f"{two}/api/evaluations", json={"base": stack["base"], "head": stack["head"]},
-                      headers=admin, timeout=120)  # fmt: skip
+    made = httpx.post(
+        f"{two}/api/evaluations",
+        json={"base": stack["base"], "head": stack["head"]},
+        headers=admin,
+        timeout=120,
+    )
     assert made.status_code == 201, made.text
     assert made.json()["verdict"] == "approve", made.json()["reasons"]
     read = httpx.get(f"{one}/api/verdicts/{stack['base']}/{stack['head']}", timeout=60).json()
@@ -157,11 +182,33 @@ def test_a_dump_restores_the_store_the_replicas_serve(stack):
     before = httpx.get(f"{stack['urls'][0]}/api/runs", params={"limit": 1000}, timeout=60).json()
     dump = stack["root"] / "fusegate.dump"
     with dump.open("wb") as out:
-        subprocess.run(["podman", "exec", db, "pg_dump", "-U", "fusegate", "-Fc", "fusegate"], env=env,
-                       stdout=out, check=True, timeout=300)  # fmt: skip
+        subprocess.run(
+            ["podman", "exec", db, "pg_dump", "-U", "fusegate", "-Fc", "fusegate"],
+            env=env,
+            stdout=out,
+            check=True,
+            timeout=300,
+        )
     assert dump.stat().st_size > 10_000
     with dump.open("rb") as src:
-        subprocess.run(["podman", "exec", "-i", db, "pg_restore", "-U", "fusegate", "-d", "fusegate", "--clean",
-                        "--if-exists"], env=env, stdin=src, check=True, timeout=300)  # fmt: skip
+        subprocess.run(
+            [
+                "podman",
+                "exec",
+                "-i",
+                db,
+                "pg_restore",
+                "-U",
+                "fusegate",
+                "-d",
+                "fusegate",
+                "--clean",
+                "--if-exists",
+            ],
+            env=env,
+            stdin=src,
+            check=True,
+            timeout=300,
+        )
     after = httpx.get(f"{stack['urls'][1]}/api/runs", params={"limit": 1000}, timeout=60).json()
     assert after == before and len(after) >= 22

@@ -47,8 +47,15 @@ def test_the_script_rejects_a_head_with_more_instructions_and_writes_the_summary
     env = {**os.environ, **WHO, **NARROW, "GITHUB_STEP_SUMMARY": str(summary)}
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)
-    done = subprocess.run(["bash", "deploy/github/gate-pr.sh", base, head], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=1800, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "deploy/github/gate-pr.sh", base, head],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
     text = summary.read_text() if summary.exists() else ""
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-3000:]
     assert text.startswith("### fusegate: reject")

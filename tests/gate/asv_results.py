@@ -35,29 +35,56 @@ def benchmarks_json() -> dict:
         params = dict(GRID_PARAMS, impl=impls)
         return [[repr(v) for v in params[name]] for name in domain.GRID]
 
-    cost_grid = [[repr(v) for v in GRID_PARAMS["task"]], [repr(v) for v in GRID_PARAMS["impl"]],
-                 [repr(v) for v in GRID_PARAMS["num_envs"]], ["1"]]  # fmt: skip
+    cost_grid = [
+        [repr(v) for v in GRID_PARAMS["task"]],
+        [repr(v) for v in GRID_PARAMS["impl"]],
+        [repr(v) for v in GRID_PARAMS["num_envs"]],
+        ["1"],
+    ]
     costs = {
-        name: {"name": name, "param_names": list(domain.GRID), "params": cost_grid, "unit": metric,
-               "type": "track", "version": "1"}
+        name: {
+            "name": name,
+            "param_names": list(domain.GRID),
+            "params": cost_grid,
+            "unit": metric,
+            "type": "track",
+            "version": "1",
+        }
         for metric, name in domain.COST.items()
-    }  # fmt: skip
-    collector_grid = [[repr(v) for v in GRID_PARAMS["task"]], [repr(v) for v in GRID_PARAMS["impl"]],
-                      [repr(v) for v in COLLECTOR_ENVS], ["1"]]  # fmt: skip
+    }
+    collector_grid = [
+        [repr(v) for v in GRID_PARAMS["task"]],
+        [repr(v) for v in GRID_PARAMS["impl"]],
+        [repr(v) for v in COLLECTOR_ENVS],
+        ["1"],
+    ]
     collector = {
-        name: {"name": name, "param_names": list(domain.GRID), "params": collector_grid, "unit": metric,
-               "type": "track", "version": "1"}
+        name: {
+            "name": name,
+            "param_names": list(domain.GRID),
+            "params": collector_grid,
+            "unit": metric,
+            "type": "track",
+            "version": "1",
+        }
         for metric, name in domain.COLLECTOR_COST.items()
-    }  # fmt: skip
+    }
     collector[domain.COLLECTOR_CHECK] = {
-        "name": domain.COLLECTOR_CHECK, "param_names": list(domain.GRID), "params": collector_grid,
-        "unit": "reward", "type": "track", "version": "1",
-    }  # fmt: skip
+        "name": domain.COLLECTOR_CHECK,
+        "param_names": list(domain.GRID),
+        "params": collector_grid,
+        "unit": "reward",
+        "type": "track",
+        "version": "1",
+    }
     collector[domain.COLLECTOR_PAIRED] = {
-        "name": domain.COLLECTOR_PAIRED, "param_names": list(domain.GRID),
+        "name": domain.COLLECTOR_PAIRED,
+        "param_names": list(domain.GRID),
         "params": [collector_grid[0], [repr(i) for i in PAIRED_IMPLS], *collector_grid[2:]],
-        "unit": "ratio", "type": "track", "version": "1",
-    }  # fmt: skip
+        "unit": "ratio",
+        "type": "track",
+        "version": "1",
+    }
     return {
         **costs,
         **collector,
@@ -190,8 +217,12 @@ def write(
             processes = against(cell)
             values.append(float("nan") if processes is None else 1.0)
             for ratios in processes or []:
-                record = {**cell, "baseline": "base", "base_commit": (provenance or {}).get("against"),
-                          "pairs": [{"base_s": 1e-3, "impl_s": 1e-3 * r, "first": "base"} for r in ratios]}  # fmt: skip
+                record = {
+                    **cell,
+                    "baseline": "base",
+                    "base_commit": (provenance or {}).get("against"),
+                    "pairs": [{"base_s": 1e-3, "impl_s": 1e-3 * r, "first": "base"} for r in ratios],
+                }
                 lines.append(sidecar_line("against_base", record, commit=commit, env=env, applied=applied))
         _track(results, benchmarks[domain.AGAINST_BASE], values)
     if costs is not None:
@@ -235,8 +266,14 @@ def _write_collector(
 ) -> None:
     """CollectorCheck for every implementation, CollectorPaired for PAIRED_IMPLS, at COLLECTOR_ENVS, 1 thread."""
     for (task, impl), message in failed.items():
-        record = {"task": task, "impl": impl, "num_envs": COLLECTOR_ENVS[0], "threads": 1, "suite": "collector",
-                  "message": message}  # fmt: skip
+        record = {
+            "task": task,
+            "impl": impl,
+            "num_envs": COLLECTOR_ENVS[0],
+            "threads": 1,
+            "suite": "collector",
+            "message": message,
+        }
         lines.append(sidecar_line("failure", record, commit=commit, env=env, applied=applied))
     checks = itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], COLLECTOR_ENVS, [1])
     _track(
@@ -251,8 +288,14 @@ def _write_collector(
         values.append(None if (task, impl) in failed else float("nan") if processes is None else 1.0)
         for pairs in processes or []:
             phases = {"physics": 450.0, "kernel": 0.4, "rest": 40.0}
-            record = {**cell, "baseline": "handwritten", "block": 2,
-                      "pairs": [{"base_s": b, "impl_s": i, "first": "handwritten", "base_us": phases,
-                                 "impl_us": phases} for b, i in pairs]}  # fmt: skip
+            record = {
+                **cell,
+                "baseline": "handwritten",
+                "block": 2,
+                "pairs": [
+                    {"base_s": b, "impl_s": i, "first": "handwritten", "base_us": phases, "impl_us": phases}
+                    for b, i in pairs
+                ],
+            }
             lines.append(sidecar_line("collector_paired", record, commit=commit, env=env, applied=applied))
     _track(results, benchmarks[domain.COLLECTOR_PAIRED], values)

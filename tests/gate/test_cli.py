@@ -163,8 +163,9 @@ def test_collect_check_compares_each_rollout_with_the_reference(capsys, monkeypa
     assert cli.main([*argv, "--json"]) == 0
     checks = json.loads(capsys.readouterr().out)["checks"]
     assert [(c["impl"], c["ok"], c["num_envs"], c["steps"]) for c in checks] == [
-        ("handwritten", True, 16, 16), ("assembled", True, 16, 16)
-    ]  # fmt: skip
+        ("handwritten", True, 16, 16),
+        ("assembled", True, 16, 16),
+    ]
     from kernels.assembled.g1_walk import AssembledWalk
 
     real = AssembledWalk._run
@@ -235,8 +236,11 @@ def test_kernels_cost_prints_each_cell_and_the_difference_between_processes(caps
     assert {c["impl"] for c in run["cells"]} == {"numpy", "assembled"} and run["jobs"] == 2
     calls = {"update_state": {"numpy": 1, "assembled": 3}, "collector": {"numpy": 2, "assembled": 2}}
     assert sorted((c["kind"], c["impl"]) for c in run["cells"]) == [
-        ("collector", "assembled"), ("collector", "numpy"), ("update_state", "assembled"), ("update_state", "numpy")
-    ]  # fmt: skip
+        ("collector", "assembled"),
+        ("collector", "numpy"),
+        ("update_state", "assembled"),
+        ("update_state", "numpy"),
+    ]
     assert all(c["instructions"] > 0 and c["calls"] == calls[c["kind"]][c["impl"]] for c in run["cells"])
 
 

@@ -172,8 +172,15 @@ def test_the_pr_page_and_comment_show_collector_rows_with_the_hot_slice_ones(sto
         assert f"<td>{kind}</td>" in page.text
     assert "ValueError: plan 3f2a has no &#39;obs&#39; observation group" in page.text
     status = report.verdict_status(e, Policy(), now=e.created_at, deadline=e.created_at)
-    body = report.comment(status=status, base_sha=base, head_sha=head, base_ref="main", link="http://gate/x",
-                          evaluation=e, policy_source=e.policy_source)  # fmt: skip
+    body = report.comment(
+        status=status,
+        base_sha=base,
+        head_sha=head,
+        base_ref="main",
+        link="http://gate/x",
+        evaluation=e,
+        policy_source=e.policy_source,
+    )
     first = next(line for line in body.splitlines() if line.startswith("| runner-1 "))
     assert (
         "| correctness |" in first and "**fail**" in first and "g1_motion" in first and "assembled" in first

@@ -125,8 +125,12 @@ def test_a_time_regression_fails_even_when_cost_passes(store_url, tmp_path, repo
     slow = lambda c: 1.3 if c["impl"] == "handwritten" and c["threads"] == 2 else 1.0  # noqa: E731
     rng = np.random.default_rng(3)
     lockstep = lambda c: [slow(c) * rng.lognormal(0, 0.03, 30) for _ in range(3)]  # noqa: E731
-    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=_costs(), against=lockstep,
-                                provenance={"against": base}))  # fmt: skip
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "b", head, slow=slow, costs=_costs(), against=lockstep, provenance={"against": base}
+        ),
+    )
     e = _evaluate(store_url, path, base, head)
     assert e.verdict == "reject"
     rows = [c for c in _by_decision(e, "fail") if c.kind == "head_vs_base"]
@@ -235,8 +239,12 @@ def test_a_time_fail_stands_when_the_cost_pass_failed(store_url, tmp_path, repo)
     rng = np.random.default_rng(4)
     lockstep = lambda c: [slow(c) * rng.lognormal(0, 0.03, 30) for _ in range(3)]  # noqa: E731
     failed_cost = lambda c: "failed" if _walk_hw_4096(c) else costs(c)  # noqa: E731
-    _ingest(store_url, _measure(tmp_path / "b", head, slow=slow, costs=failed_cost, against=lockstep,
-                                provenance={"against": base}))  # fmt: skip
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "b", head, slow=slow, costs=failed_cost, against=lockstep, provenance={"against": base}
+        ),
+    )
     e = _evaluate(store_url, path, base, head)
     assert e.verdict == "reject"
     [row] = [c for c in _by_decision(e, "fail") if c.kind == "head_vs_base"]
@@ -263,15 +271,51 @@ def test_the_cost_pass_record_in_the_sidecar_gives_every_metric_over_asvs_tracks
     commit = gitrepo.commit(tmp_path / "repo", policy=POLICY)
     results = _measure(tmp_path / "a", commit, costs=_costs())  # asv's tracks say the defaults
     cells = [
-        {"task": "g1_walk", "impl": "assembled", "num_envs": 4096, "kind": "update_state", "instructions": 7.0e6,
-         "l1_misses": 1.0e5, "ll_misses": 9.0e4, "estimated_cycles": 1.5e7, "error": ""},
-        {"task": "g1_walk", "impl": "handwritten", "num_envs": 64, "kind": "collector", "instructions": 2.5e6,
-         "l1_misses": 1.0e4, "ll_misses": 9.0e3, "estimated_cycles": 4.0e6, "error": ""},
-        {"task": "g1_motion", "impl": "assembled", "num_envs": 4096, "kind": "update_state", "instructions": None,
-         "l1_misses": None, "ll_misses": None, "estimated_cycles": None, "error": "SIGSEGV"},
-        {"task": "g1_motion", "impl": "handwritten", "num_envs": 4096, "kind": "update_state",
-         "instructions": 2.8e7, "l1_misses": None, "ll_misses": None, "estimated_cycles": None, "error": ""},
-    ]  # fmt: skip
+        {
+            "task": "g1_walk",
+            "impl": "assembled",
+            "num_envs": 4096,
+            "kind": "update_state",
+            "instructions": 7.0e6,
+            "l1_misses": 1.0e5,
+            "ll_misses": 9.0e4,
+            "estimated_cycles": 1.5e7,
+            "error": "",
+        },
+        {
+            "task": "g1_walk",
+            "impl": "handwritten",
+            "num_envs": 64,
+            "kind": "collector",
+            "instructions": 2.5e6,
+            "l1_misses": 1.0e4,
+            "ll_misses": 9.0e3,
+            "estimated_cycles": 4.0e6,
+            "error": "",
+        },
+        {
+            "task": "g1_motion",
+            "impl": "assembled",
+            "num_envs": 4096,
+            "kind": "update_state",
+            "instructions": None,
+            "l1_misses": None,
+            "ll_misses": None,
+            "estimated_cycles": None,
+            "error": "SIGSEGV",
+        },
+        {
+            "task": "g1_motion",
+            "impl": "handwritten",
+            "num_envs": 4096,
+            "kind": "update_state",
+            "instructions": 2.8e7,
+            "l1_misses": None,
+            "ll_misses": None,
+            "estimated_cycles": None,
+            "error": "",
+        },
+    ]
     line = _common.sidecar_line(
         "cost", {"cost": {"cells": cells}}, commit=commit, env="env", applied=_common.place()
     )
@@ -312,17 +356,35 @@ def test_paired_ratios_head_vs_base_pass_an_aa_and_catch_a_relative_slowdown_cos
     assert all(0.95 < c.ratio < 1.05 and c.high - c.low < 0.1 for c in aa)  # narrow: measured in one process
 
     slower = gitrepo.commit(path, message="assembled 10% slower per call, same instructions")
-    _ingest(store_url, _measure(tmp_path / "c", slower, costs=_costs(), seed=2,
-                                paired_effect=lambda c: 1.1 if c["impl"] == "assembled" else 1.0))  # fmt: skip
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "c",
+            slower,
+            costs=_costs(),
+            seed=2,
+            paired_effect=lambda c: 1.1 if c["impl"] == "assembled" else 1.0,
+        ),
+    )
     e = _evaluate(store_url, path, base, slower)
     failed = [c for c in e.comparisons if c.kind == "paired_head_vs_base" and c.decision == "fail"]
     assert e.verdict == "reject" and len(failed) == 8 and all(c.signal == "time" for c in failed)
 
     dearer = gitrepo.commit(path, message="3% more instructions in the assembled walk kernel")
-    _ingest(store_url, _measure(tmp_path / "d", dearer, seed=3,
-                                costs=_costs(lambda c: 1.03 if (c["task"], c["impl"]) == ("g1_walk", "assembled") else 1.0)))  # fmt: skip
-    by_cost = [c for c in _evaluate(store_url, path, base, dearer).comparisons
-               if c.kind == "paired_head_vs_base" and c.decision == "fail"]  # fmt: skip
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "d",
+            dearer,
+            seed=3,
+            costs=_costs(lambda c: 1.03 if (c["task"], c["impl"]) == ("g1_walk", "assembled") else 1.0),
+        ),
+    )
+    by_cost = [
+        c
+        for c in _evaluate(store_url, path, base, dearer).comparisons
+        if c.kind == "paired_head_vs_base" and c.decision == "fail"
+    ]
     assert {(c.task, c.signal) for c in by_cost} == {("g1_walk", "cost")}
     assert all(c.cost_ratio == pytest.approx(1.03) for c in by_cost)
 
@@ -333,8 +395,16 @@ def test_an_implausible_cost_drop_is_an_error_never_a_pass(store_url, tmp_path, 
     path, base, head = repo
     _ingest(store_url, _measure(tmp_path / "a", base, costs=_costs()))
     hidden = lambda c: 0.009 if c["impl"] == "assembled" else 1.0  # noqa: E731
-    _ingest(store_url, _measure(tmp_path / "b", head, costs=_costs(hidden), lockstep_with=base,
-                                slow=lambda c: 1.08 if c["impl"] == "assembled" else 1.0))  # fmt: skip
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "b",
+            head,
+            costs=_costs(hidden),
+            lockstep_with=base,
+            slow=lambda c: 1.08 if c["impl"] == "assembled" else 1.0,
+        ),
+    )
     e = _evaluate(store_url, path, base, head)
     rows = [c for c in e.comparisons if c.kind == "head_vs_base" and c.impl == "assembled"]
     assert rows and all(c.decision in ("error", "fail") for c in rows)
@@ -350,8 +420,20 @@ def test_a_cost_measurement_that_saw_no_call_is_an_error(store_url, tmp_path):
 
     commit = gitrepo.commit(tmp_path / "r2", policy=POLICY)
     results = _measure(tmp_path / "c", commit, costs=_costs())
-    cells = [{"task": "g1_walk", "impl": "assembled", "num_envs": 4096, "kind": "update_state", "calls": 0,
-              "instructions": 1.0, "l1_misses": None, "ll_misses": None, "estimated_cycles": None, "error": ""}]  # fmt: skip
+    cells = [
+        {
+            "task": "g1_walk",
+            "impl": "assembled",
+            "num_envs": 4096,
+            "kind": "update_state",
+            "calls": 0,
+            "instructions": 1.0,
+            "l1_misses": None,
+            "ll_misses": None,
+            "estimated_cycles": None,
+            "error": "",
+        }
+    ]
     line = _common.sidecar_line(
         "cost", {"cost": {"cells": cells}}, commit=commit, env="env", applied=_common.place()
     )

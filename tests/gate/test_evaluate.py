@@ -230,8 +230,11 @@ def test_a_cell_the_heads_profile_dropped_is_named_not_compared(store_url, tmp_p
     reasons = {(c.kind, c.reason) for c in _by_decision(e, "error")}
     assert not any(kind == "head_vs_base" for kind, _ in reasons)
     assert any(kind == "impl_vs_baseline" and "no paired samples" in r for kind, r in reasons)
-    assert any("1 cell(s) measured on base are not in the head's benchmark profile" in r and
-               "g1_walk/assembled N=4096 thr=1" in r for r in e.reasons)  # fmt: skip
+    assert any(
+        "1 cell(s) measured on base are not in the head's benchmark profile" in r
+        and "g1_walk/assembled N=4096 thr=1" in r
+        for r in e.reasons
+    )
 
 
 def test_a_benchmark_the_head_did_not_run_at_all_is_an_error(store_url, tmp_path, repo):

@@ -32,8 +32,9 @@ WHO = {
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env={**os.environ, **WHO}).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env={**os.environ, **WHO}
+    ).stdout.strip()
 
 
 def _copy_of_this_tree(dest: Path) -> str:
@@ -53,10 +54,29 @@ def _copy_of_this_tree(dest: Path) -> str:
 def _gate(repo: Path, base: str, head: str, db: str) -> tuple[int, dict]:
     env = {**os.environ, **NARROW, "FUSEGATE_REPO": str(repo), "PYTHONPATH": str(repo)}
     done = subprocess.run(
-        [sys.executable, "-m", "gate.cli", "gate", "--base", base, "--head", head, "--measure", "--db", db, "--json",
-         "--max-minutes", "1"],
-        cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=1500,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gate.cli",
+            "gate",
+            "--base",
+            base,
+            "--head",
+            head,
+            "--measure",
+            "--db",
+            db,
+            "--json",
+            "--max-minutes",
+            "1",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1500,
+    )
     assert done.stdout, done.stderr[-3000:]
     return done.returncode, json.loads(done.stdout)
 

@@ -39,8 +39,17 @@ ALL = [
 
 
 def _row(kind: str, impl="assembled", *, decision="inconclusive", groups=3, threads=1, machine="m1"):
-    return SimpleNamespace(kind=kind, task="g1_walk", impl=impl, baseline="handwritten", num_envs=4096,
-                           threads=threads, decision=decision, groups=groups, machine=machine)  # fmt: skip
+    return SimpleNamespace(
+        kind=kind,
+        task="g1_walk",
+        impl=impl,
+        baseline="handwritten",
+        num_envs=4096,
+        threads=threads,
+        decision=decision,
+        groups=groups,
+        machine=machine,
+    )
 
 
 def _selected(patterns: list[str]) -> set[str]:
@@ -57,10 +66,13 @@ def test_each_kind_selects_exactly_the_benchmarks_behind_it():
         "hot_slice.AgainstBase.track_ratio('g1_walk', 'numpy', 4096, 1)"
     }
     assert pick(_row("best_threads", threads=2)) == {
-        *(f"hot_slice.HotSlice.time_update_state('g1_walk', '{i}', 4096, {t})" for i in ("assembled", "handwritten")
-          for t in THREADS),
+        *(
+            f"hot_slice.HotSlice.time_update_state('g1_walk', '{i}', 4096, {t})"
+            for i in ("assembled", "handwritten")
+            for t in THREADS
+        ),
         "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 2)",
-    }  # fmt: skip
+    }
     assert pick(_row("collector_vs_baseline")) == {
         "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)"
     }
@@ -98,8 +110,11 @@ def test_the_base_gets_rounds_only_for_rows_that_read_its_own_samples():
 
 
 def test_a_pattern_names_its_benchmark_class():
-    for kind, cls in (("impl_vs_baseline", "hot_slice.Paired"), ("head_vs_base", "hot_slice.AgainstBase"),
-                      ("collector_vs_baseline", "collector.CollectorPaired")):  # fmt: skip
+    for kind, cls in (
+        ("impl_vs_baseline", "hot_slice.Paired"),
+        ("head_vs_base", "hot_slice.AgainstBase"),
+        ("collector_vs_baseline", "collector.CollectorPaired"),
+    ):
         (pattern,) = rounds.benches_for(_row(kind), "handwritten")
         assert rounds.class_of(pattern) == cls
 
@@ -160,8 +175,16 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
             return next(verdicts)
 
     judge = Judge(base="b" * 40, head="h" * 40)
-    done = measuring.more_rounds(judge, _evaluation("inconclusive", open_rows), "m1", time.monotonic() + 600, sides,
-                                tmp_path, console, again="again")  # fmt: skip
+    done = measuring.more_rounds(
+        judge,
+        _evaluation("inconclusive", open_rows),
+        "m1",
+        time.monotonic() + 600,
+        sides,
+        tmp_path,
+        console,
+        again="again",
+    )
     assert done.verdict == "approve"
     (base_extra, base_env) = next((extra, env) for name, extra, env in calls if name == "base")
     (head_extra, head_env) = next((extra, env) for name, extra, env in calls if name == "head")
@@ -190,12 +213,24 @@ def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_p
     console = SimpleNamespace(print=lambda text, **k: said.append(text))
     judge = SimpleNamespace(base="h" * 40, head="h" * 40)
     undecided = _evaluation("inconclusive", [_row("impl_vs_baseline")])
-    done = measuring.more_rounds(judge, undecided, "m1", time.monotonic() + 5, {"head": side}, tmp_path, console,
-                                again="fusegate run --continue")  # fmt: skip
+    done = measuring.more_rounds(
+        judge,
+        undecided,
+        "m1",
+        time.monotonic() + 5,
+        {"head": side},
+        tmp_path,
+        console,
+        again="fusegate run --continue",
+    )
     assert done is undecided and "fusegate run --continue" in said[-1]
     spent = _evaluation("inconclusive", [_row("impl_vs_baseline", groups=8)])
-    assert measuring.more_rounds(judge, spent, "m1", time.monotonic() + 600, {"head": side}, tmp_path, console,
-                                again="x") is spent  # fmt: skip
+    assert (
+        measuring.more_rounds(
+            judge, spent, "m1", time.monotonic() + 600, {"head": side}, tmp_path, console, again="x"
+        )
+        is spent
+    )
     assert "budget of rounds spent" in said[-1]
 
 

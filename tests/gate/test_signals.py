@@ -13,8 +13,17 @@ P, F, I, E = Decision.PASS, Decision.FAIL, Decision.INCONCLUSIVE, Decision.ERROR
 
 
 def _estimate(ratio: float) -> Estimate:
-    return Estimate(ratio=ratio, low=ratio * 0.9, high=ratio * 1.1, p_slower=0.5, margin=0.03, fail_margin=0.05,
-                    design="paired", samples=120, groups=3)  # fmt: skip
+    return Estimate(
+        ratio=ratio,
+        low=ratio * 0.9,
+        high=ratio * 1.1,
+        p_slower=0.5,
+        margin=0.03,
+        fail_margin=0.05,
+        design="paired",
+        samples=120,
+        groups=3,
+    )
 
 
 # time's point estimate: within the margin, between the margin and the fail margin, above the fail margin

@@ -34,8 +34,15 @@ def _results(root: Path, durations: dict[str, float], caches: dict[str, float]) 
 
 def _process(benchmark: str, age: float, *, startup=0.2, imports=0.5, parity=0.0, load=0.3, at=None) -> dict:
     phases = {"snapshot": 0.1, "load": load} | ({"parity": parity} if parity else {})
-    return {"kind": "process", "benchmark": benchmark, "startup_s": startup, "import_s": imports,
-            "phases": phases, "age_s": age, "time": at if at is not None else time.time()}  # fmt: skip
+    return {
+        "kind": "process",
+        "benchmark": benchmark,
+        "startup_s": startup,
+        "import_s": imports,
+        "phases": phases,
+        "age_s": age,
+        "time": at if at is not None else time.time(),
+    }
 
 
 def _sidecar(results: Path, records: list[dict]) -> None:
@@ -122,12 +129,23 @@ FAKE_ASV = textwrap.dedent(
 def test_run_logs_everything_says_each_finished_step_and_keeps_asvs_code(tmp_path):
     script = tmp_path / "fake_asv.py"
     script.write_text(FAKE_ASV)
-    call = asvrun.Call({"<setup_cache cost:32>": 100.0, "cost.Cost.track_instructions": 10.0,
-                        "collector.CollectorCheck.track_reward_max_diff": 10.0})  # fmt: skip
+    call = asvrun.Call(
+        {
+            "<setup_cache cost:32>": 100.0,
+            "cost.Cost.track_instructions": 10.0,
+            "collector.CollectorCheck.track_reward_max_diff": 10.0,
+        }
+    )
     estimate = asvrun.Estimate([call, asvrun.Call({"hot_slice.Paired.track_ratio": 60.0}, rounds=3)])
     said, log = [], tmp_path / "logs" / "asv.log"
-    code = asvrun.run([sys.executable, str(script), "2"], env={}, log=log, estimate=estimate, say=said.append,
-                      status=lambda _: None)  # fmt: skip
+    code = asvrun.run(
+        [sys.executable, str(script), "2"],
+        env={},
+        log=log,
+        estimate=estimate,
+        say=said.append,
+        status=lambda _: None,
+    )
     assert code == 2
     assert [s.split()[:2] for s in said] == [
         ["ok", "Setting"],
@@ -153,8 +171,11 @@ def test_estimate_scales_what_is_left_by_this_machines_pace():
 def test_plan_takes_this_machines_history_else_the_defaults(tmp_path):
     from gate.domain import GATE_BENCH_EXACT, GATE_BENCH_TIMED
 
-    results = _results(tmp_path, {"hot_slice.HotSlice.time_update_state": 40.0, "cost.Cost.track_x": 2.0},
-                       {"_common:140": 4.0, "cost:32": 30.0})  # fmt: skip
+    results = _results(
+        tmp_path,
+        {"hot_slice.HotSlice.time_update_state": 40.0, "cost.Cost.track_x": 2.0},
+        {"_common:140": 4.0, "cost:32": 30.0},
+    )
     timed = asvrun.plan(GATE_BENCH_TIMED, 3, results, "m1")
     assert timed.steps == {"hot_slice.HotSlice.time_update_state": 40.0, "<setup_cache _common:140>": 4.0}
     assert set(asvrun.plan(GATE_BENCH_EXACT, 1, results, "m1").steps) == {"cost.Cost.track_x"}

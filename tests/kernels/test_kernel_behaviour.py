@@ -148,8 +148,14 @@ def test_a_second_clone_of_the_same_sources_loads_the_first_ones_compiled_kernel
             tmp_path / clone / "kernels",
             ignore=shutil.ignore_patterns("__pycache__"),
         )
-        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / clone, env={**env, "PYTHONPATH": str(tmp_path / clone)},
-                             capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=tmp_path / clone,
+            env={**env, "PYTHONPATH": str(tmp_path / clone)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         runs.append((int(out[0]), int(out[1]), out[2]))
     (_, first_misses, first_path), (hits, misses, path) = runs
     assert first_misses >= 1  # the first clone compiled

@@ -20,8 +20,11 @@ def test_a_table_of_this_machine_sets_the_threads_and_another_machines_does_not(
     import os
 
     table = tmp_path / "threads.json"
-    mine = {"format": 1, "machine": kernel_mod.machine_key(),
-            "table": {"g1_walk": {"handwritten": {"64": 1, "4096": 2}}}}  # fmt: skip
+    mine = {
+        "format": 1,
+        "machine": kernel_mod.machine_key(),
+        "table": {"g1_walk": {"handwritten": {"64": 1, "4096": 2}}},
+    }
     table.write_text(json.dumps(mine))
     env = {**os.environ, "FUSEGATE_THREAD_TABLE": str(table), "NUMBA_NUM_THREADS": "2"}
     assert _threads(env, "g1_walk", "handwritten", 64) == 1  # the rule would give 2 (64 envs / 16 per thread)

@@ -164,9 +164,13 @@ async def webhook(
             status="ignored", detail=f"{x_github_event} {payload.get('action', '')} is not handled".strip()
         )
     out = await run_in_threadpool(
-        _record, request.app.state.database_url, delivery=x_github_delivery, event=x_github_event,
-        payload=payload, deadline=bot.deadline(),
-    )  # fmt: skip
+        _record,
+        request.app.state.database_url,
+        delivery=x_github_delivery,
+        event=x_github_event,
+        payload=payload,
+        deadline=bot.deadline(),
+    )
     if out.status == "duplicate":
         return JSONResponse(out.model_dump(), status_code=status.HTTP_200_OK)
     bot.wake()

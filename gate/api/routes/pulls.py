@@ -52,6 +52,11 @@ def rounds(
     cells = [c for c in report.open_cells(evaluation.comparisons, budget) if c.machine == machine]
     more = evaluation.verdict == Verdict.INCONCLUSIVE and bool(cells)
     return RoundsOut(
-        base_sha=evaluation.base_sha, head_sha=evaluation.head_sha, machine=machine, more=more,
-        stale=evaluation.stale, budget=budget, cells=cells,
-    )  # fmt: skip
+        base_sha=evaluation.base_sha,
+        head_sha=evaluation.head_sha,
+        machine=machine,
+        more=more,
+        stale=evaluation.stale,
+        budget=budget,
+        cells=cells,
+    )

@@ -27,9 +27,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--series", type=int, default=150, help="simulated histories per step size")
     p.add_argument("--length", type=int, default=60, help="commits per history")
     p.add_argument(
-        "--penalties", type=factors, default=[], metavar="K,K",
+        "--penalties",
+        type=factors,
+        default=[],
+        metavar="K,K",
         help="also score the chosen solver at these penalties (x sigma x log n), e.g. 1,4",
-    )  # fmt: skip
+    )
     p.add_argument("--json", action="store_true")
 
 
@@ -44,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
     noise = changepoints.aa_noise(Path(args.results), base, head)
     methods = changepoints.with_penalties(args.penalties)
     rows = changepoints.compare_methods(noise, series=args.series, length=args.length, methods=methods)
-    facts = {"base": base, "head": head, "cells": len(noise), "noise_sd": float(noise.std()),
-             "series": args.series, "length": args.length}  # fmt: skip
+    facts = {
+        "base": base,
+        "head": head,
+        "cells": len(noise),
+        "noise_sd": float(noise.std()),
+        "series": args.series,
+        "length": args.length,
+    }
     if args.json:
         print(json.dumps({**facts, "rows": rows}, indent=2))
     else:
@@ -63,6 +72,12 @@ def changepoints_table(rows: list[dict], facts: dict) -> Table:
     for col in ("method", "step", "recall", "precision", "false / 100 commits", "ms / history"):
         table.add_column(col, justify="left" if col == "method" else "right")
     for r in rows:
-        table.add_row(r["method"], f"{r['step']:.0%}", f"{r['recall']:.2f}", output.num(r["precision"], ".2f"),
-                      f"{r['false_per_100']:.1f}", f"{r['ms_per_series']:.1f}")  # fmt: skip
+        table.add_row(
+            r["method"],
+            f"{r['step']:.0%}",
+            f"{r['recall']:.2f}",
+            output.num(r["precision"], ".2f"),
+            f"{r['false_per_100']:.1f}",
+            f"{r['ms_per_series']:.1f}",
+        )
     return table

@@ -134,8 +134,16 @@ def collect_check_table(rows: list[dict]) -> Table:
     for r in rows:
         diff = "-" if r["max_reward_diff"] is None else f"{r['max_reward_diff']:.2g}"
         check = "[green]ok[/]" if r["ok"] else f"[red]{escape(r['message'])}[/]"
-        table.add_row(r["task"], r["impl"], str(r["num_envs"]), str(r["threads"]), str(r["steps"]), str(r["resets"]),
-                      diff, check)  # fmt: skip
+        table.add_row(
+            r["task"],
+            r["impl"],
+            str(r["num_envs"]),
+            str(r["threads"]),
+            str(r["steps"]),
+            str(r["resets"]),
+            diff,
+            check,
+        )
     return table
 
 

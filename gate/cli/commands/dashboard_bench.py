@@ -32,9 +32,12 @@ def run(args: argparse.Namespace) -> int:
     url = store_url(args)
     console = output.console(stderr=True)
     rows, facts = bench.pages(
-        url, repo=repo_path(), results=args.results, repeats=args.repeats,
+        url,
+        repo=repo_path(),
+        results=args.results,
+        repeats=args.repeats,
         progress=lambda n: console.print(f"  {n} results", end="\r"),
-    )  # fmt: skip
+    )
     if args.json:
         print(json.dumps({**facts, "pages": rows}, indent=2))
     else:
@@ -50,6 +53,11 @@ def dashboard_bench_table(rows: list[dict], facts: dict) -> Table:
     for col in ("page", "median", "p95", "max", "bytes"):
         table.add_column(col, justify="left" if col == "page" else "right")
     for r in rows:
-        table.add_row(r["page"], f"{r['median_ms']:.1f} ms", f"{r['p95_ms']:.1f} ms", f"{r['max_ms']:.1f} ms",
-                      f"{r['bytes']:,}")  # fmt: skip
+        table.add_row(
+            r["page"],
+            f"{r['median_ms']:.1f} ms",
+            f"{r['p95_ms']:.1f} ms",
+            f"{r['max_ms']:.1f} ms",
+            f"{r['bytes']:,}",
+        )
     return table

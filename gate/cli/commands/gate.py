@@ -41,10 +41,18 @@ def arguments(p: argparse.ArgumentParser) -> None:
         help="benchmark (quick profile) base and head where the store has no results of them, then add rounds "
         "to undecided cells on both; the same command again goes on where it stopped",
     )
-    p.add_argument("--rounds", type=int, default=None,
-                   help="with --measure: processes per timed cell at first (default: each suite's own)")  # fmt: skip
-    p.add_argument("--max-minutes", type=minutes, default=15.0,
-                   help="with --measure: add rounds only while the whole command stays within this (15)")  # fmt: skip
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="with --measure: processes per timed cell at first (default: each suite's own)",
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=minutes,
+        default=15.0,
+        help="with --measure: add rounds only while the whole command stays within this (15)",
+    )
     p.add_argument("--profile-time", action="store_true", help="with --measure: where the time went")
     p.add_argument(
         "--summary",

@@ -112,9 +112,13 @@ def bench_table(cells: list[CellResult], title: str) -> Table:
         for row in cell.rows:
             if not row["parity_ok"]:
                 table.add_row(
-                    cell.task, str(cell.num_envs), str(row["threads"]), row["impl"],
-                    f"[red]parity failed: {row['parity_failed_arrays']}[/]", *[""] * 9,
-                )  # fmt: skip
+                    cell.task,
+                    str(cell.num_envs),
+                    str(row["threads"]),
+                    row["impl"],
+                    f"[red]parity failed: {row['parity_failed_arrays']}[/]",
+                    *[""] * 9,
+                )
                 continue
             table.add_row(
                 cell.task,

@@ -103,9 +103,17 @@ def cost_table(runs: list[dict]) -> Table:
             )
             continue
         row = [
-            c["task"], c["impl"], per, str(c["num_envs"]), str(c["calls"]), f"{c['instructions']:,.0f}",
-            f"{c['l1_misses']:,.0f}", f"{c['ll_misses']:,.0f}", f"{c['estimated_cycles']:,.0f}", f"{c['spread']:.2%}",
-        ]  # fmt: skip
+            c["task"],
+            c["impl"],
+            per,
+            str(c["num_envs"]),
+            str(c["calls"]),
+            f"{c['instructions']:,.0f}",
+            f"{c['l1_misses']:,.0f}",
+            f"{c['ll_misses']:,.0f}",
+            f"{c['estimated_cycles']:,.0f}",
+            f"{c['spread']:.2%}",
+        ]
         if len(runs) > 1:
             others = [r["cells"][i] for r in runs[1:] if not r["cells"][i]["error"]]
             differ = [

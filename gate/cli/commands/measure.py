@@ -89,8 +89,9 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
     url = need(conf.url, "FUSEGATE_URL")
     name = need(conf.machine or machine, "FUSEGATE_MACHINE")
     try:
-        answer = runner.more_rounds(url=url, base=sides["base"].sha, head=sides.get("head", sides["base"]).sha,
-                                    machine=name)  # fmt: skip
+        answer = runner.more_rounds(
+            url=url, base=sides["base"].sha, head=sides.get("head", sides["base"]).sha, machine=name
+        )
     except runner.UploadError as exc:
         console.print(f"[yellow]{exc}[/]", soft_wrap=True)
         return exits.ERROR
@@ -110,7 +111,12 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
             continue
         extra = ("--append-samples", "-a", f"rounds={measuring.ROUNDS_STEP}", *rounds.bench_args(patterns))
         duet = rounds.duet_cells(patterns)
-        measuring._asv_calls([(extra, asvrun.Call({p: 10.0 for p in patterns}, measuring.ROUNDS_STEP))], side=side,
-                             repo=repo, console=console, env={"FUSEGATE_BENCH_DUET_CELLS": duet} if duet else None)  # fmt: skip
+        measuring._asv_calls(
+            [(extra, asvrun.Call({p: 10.0 for p in patterns}, measuring.ROUNDS_STEP))],
+            side=side,
+            repo=repo,
+            console=console,
+            env={"FUSEGATE_BENCH_DUET_CELLS": duet} if duet else None,
+        )
         gather(side, results)
     return exits.APPROVE

@@ -57,8 +57,15 @@ def pairs_table(rows: list[dict]) -> Table:
     output.columns(table, columns, left=("commit", "task", "impl"))
     for r in rows:
         table.add_row(
-            r["commit"][:8], r["task"], r["impl"], str(r["num_envs"]), str(r["threads"]), str(r["processes"]),
-            str(r["pairs"]), f"{r['median_ratio']:.3f}", f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
+            r["commit"][:8],
+            r["task"],
+            r["impl"],
+            str(r["num_envs"]),
+            str(r["threads"]),
+            str(r["processes"]),
+            str(r["pairs"]),
+            f"{r['median_ratio']:.3f}",
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
             f"{r['ci_width_pct']:.1f}",
-        )  # fmt: skip
+        )
     return table

@@ -65,8 +65,9 @@ def _fake(text: str):
         )
     sockets, cores, smt, nodes = map(int, m.groups())
     with tempfile.TemporaryDirectory(prefix="fusegate-topology-") as tmp:
-        return topology.read(topology.write_fake(Path(tmp), sockets=sockets, cores_per_socket=cores, smt=smt,
-                                                 nodes=nodes))  # fmt: skip
+        return topology.read(
+            topology.write_fake(Path(tmp), sockets=sockets, cores_per_socket=cores, smt=smt, nodes=nodes)
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,18 +77,36 @@ def run(args: argparse.Namespace) -> int:
     head = plan.make(t, args.profile, best=_best(args.best))
     base = plan.make(t, args.profile, best=_best(args.best), head=False)
     if args.json:
-        print(json.dumps({"topology": t.describe(), "profile": args.profile, "placements": head.rows(),
-                          "cells": head.cells, "head_s": head.estimated_s, "base_s": base.estimated_s}, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "topology": t.describe(),
+                    "profile": args.profile,
+                    "placements": head.rows(),
+                    "cells": head.cells,
+                    "head_s": head.estimated_s,
+                    "base_s": base.estimated_s,
+                },
+                indent=2,
+            )
+        )
         return 0
     table = Table(title=f"{args.profile} profile on {t.describe()}")
     for col in ("placement", "CPUs", "memory", "threads", "scales"):
         table.add_column(col)
     for row in head.rows():
-        table.add_row(row["placement"], row["cpus"], row["mem"], ",".join(map(str, row["threads"])),
-                      ",".join(map(str, row["scales"])))  # fmt: skip
+        table.add_row(
+            row["placement"],
+            row["cpus"],
+            row["mem"],
+            ",".join(map(str, row["threads"])),
+            ",".join(map(str, row["scales"])),
+        )
     out = output.console()
     out.print(table)
     out.print("cells per commit: " + ", ".join(f"{suite} {n}" for suite, n in head.cells.items()))
-    out.print(f"estimated: {head.estimated_s / 60:.1f} min per head (with its lockstep pass), "
-              f"{base.estimated_s / 60:.1f} min per base")  # fmt: skip
+    out.print(
+        f"estimated: {head.estimated_s / 60:.1f} min per head (with its lockstep pass), "
+        f"{base.estimated_s / 60:.1f} min per base"
+    )
     return 0

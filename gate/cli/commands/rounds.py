@@ -17,9 +17,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--machine", help="asv machine name (default: $FUSEGATE_MACHINE)")
     p.add_argument("--url", help="the service (default: $FUSEGATE_URL)")
     p.add_argument(
-        "--wait", type=float, default=120.0, metavar="S",
+        "--wait",
+        type=float,
+        default=120.0,
+        metavar="S",
         help="wait this long for the service to evaluate the latest upload (default 120 s)",
-    )  # fmt: skip
+    )
 
 
 def run(args: argparse.Namespace) -> int:

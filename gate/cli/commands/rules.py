@@ -21,8 +21,13 @@ HELP = "asv's rule vs the gate's on stored samples, with injected slowdowns"
 def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", required=True)
     p.add_argument("--head", required=True)
-    p.add_argument("--inject", type=factors, default=[1.0, 1.05, 1.1, 1.2], metavar="F[,F...]",
-                   help="slowdown factors applied to the head's samples (default 1,1.05,1.1,1.2)")  # fmt: skip
+    p.add_argument(
+        "--inject",
+        type=factors,
+        default=[1.0, 1.05, 1.1, 1.2],
+        metavar="F[,F...]",
+        help="slowdown factors applied to the head's samples (default 1,1.05,1.1,1.2)",
+    )
     p.add_argument("--json", action="store_true")
     db_option(p)
 
@@ -48,8 +53,17 @@ def rules_table(rows: list[dict], base: str, head: str) -> Table:
     table = Table(
         title=f"asv's rule vs the gate's: timing cells of {base[:12]} -> {head[:12]}, head slowed by a factor"
     )
-    cols = ("injected", "cells", "asv: worse", "gate: fail", "gate: pass", "gate: inconclusive",
-            "cost cells", "asv: cost worse", "gate: cost fail")  # fmt: skip
+    cols = (
+        "injected",
+        "cells",
+        "asv: worse",
+        "gate: fail",
+        "gate: pass",
+        "gate: inconclusive",
+        "cost cells",
+        "asv: cost worse",
+        "gate: cost fail",
+    )
     for col in cols:
         table.add_column(col, justify="right")
     for r in rows:

@@ -91,8 +91,16 @@ def run(args: argparse.Namespace) -> int:
     judge = Judge(url, repo, base, head, [side], console, fallback=True)
     evaluation = judge()
     if not args.no_bench:
-        evaluation = more_rounds(judge, evaluation, machine, started + args.max_minutes * 60, {"head": side},
-                                  repo, console, again=_continue_command(args))  # fmt: skip
+        evaluation = more_rounds(
+            judge,
+            evaluation,
+            machine,
+            started + args.max_minutes * 60,
+            {"head": side},
+            repo,
+            console,
+            again=_continue_command(args),
+        )
     output.print_verdict(evaluation)
     console.print(f"  {time.monotonic() - started:.0f} s in all")
     if not args.no_serve:

@@ -52,6 +52,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # Worker processes build their own app from the settings (the service is stateless; the store is shared).
     os.environ["FUSEGATE_DATABASE_URL"], os.environ["FUSEGATE_REPO"] = url, str(repo_path())
-    uvicorn.run("gate.api.app:create_app", factory=True, workers=args.workers, host=args.host, port=args.port,
-                log_level="warning")  # fmt: skip
+    uvicorn.run(
+        "gate.api.app:create_app",
+        factory=True,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+    )
     return 0

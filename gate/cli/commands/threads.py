@@ -53,9 +53,14 @@ def best_threads(summaries) -> dict[tuple, dict]:
             curves.setdefault((machine, label, c.task, c.impl, c.num_envs), {})[c.threads] = math.exp(
                 c.center
             )
-    return {key: {"threads": min(curve, key=curve.get), "ms": 1e3 * min(curve.values()),
-                  "by_threads": {t: 1e3 * s for t, s in sorted(curve.items())}}
-            for key, curve in curves.items()}  # fmt: skip
+    return {
+        key: {
+            "threads": min(curve, key=curve.get),
+            "ms": 1e3 * min(curve.values()),
+            "by_threads": {t: 1e3 * s for t, s in sorted(curve.items())},
+        }
+        for key, curve in curves.items()
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,11 +74,20 @@ def run(args: argparse.Namespace) -> int:
         fingerprints = {m.name: m.fingerprint for m in queries.machines(session)}
     found = best_threads(rows)
     if not found:
-        raise ValueError(f"no hot-slice timings of {sha[:12]} in the store: measure it (fusegate run, or the full "
-                         "profile: FUSEGATE_BENCH_PROFILE=full fusegate run)")  # fmt: skip
+        raise ValueError(
+            f"no hot-slice timings of {sha[:12]} in the store: measure it (fusegate run, or the full "
+            "profile: FUSEGATE_BENCH_PROFILE=full fusegate run)"
+        )
     if args.json:
-        print(json.dumps([{"machine": k[0], "placement": k[1], "task": k[2], "impl": k[3], "num_envs": k[4], **v}
-                          for k, v in sorted(found.items())], indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                [
+                    {"machine": k[0], "placement": k[1], "task": k[2], "impl": k[3], "num_envs": k[4], **v}
+                    for k, v in sorted(found.items())
+                ],
+                indent=2,
+            )
+        )
     else:
         table = Table(title=f"Best thread count per scale at {sha[:12]} (median time, ms)")
         for col in ("machine", "placement", "task", "impl", "N", "best", "ms", "curve (threads: ms)"):
@@ -101,6 +115,7 @@ def _write(path: str, machine: str, fingerprint: dict, found: dict) -> None:
     target = Path(path) if path else thread_table_path()
     key = f"{fingerprint.get('cpu_model', '')} x{fingerprint.get('logical_cpus', '')}"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps({"format": THREAD_TABLE_FORMAT, "machine": key, "from": machine, "table": table},
-                                 indent=2))  # fmt: skip
+    target.write_text(
+        json.dumps({"format": THREAD_TABLE_FORMAT, "machine": key, "from": machine, "table": table}, indent=2)
+    )
     output.console(stderr=True).print(f"the kernels' thread table for {machine} ({key}): {target}")

@@ -20,9 +20,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--spool", default=".fusegate/outbox", metavar="DIR", help="where bundles wait for the service"
     )
     p.add_argument(
-        "--retry-for", type=float, default=600.0, metavar="S",
+        "--retry-for",
+        type=float,
+        default=600.0,
+        metavar="S",
         help="keep retrying an unreachable service this long (default 600 s), then exit 75 with the results kept",
-    )  # fmt: skip
+    )
 
 
 EXIT_KEPT = 75  # EX_TEMPFAIL: results kept on disk for the next upload

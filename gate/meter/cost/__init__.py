@@ -298,9 +298,13 @@ def _run_all(commands: list[list[str]], logs: list[Path], *, env: dict, deadline
 # Instructions per env and call under callgrind, measured here (fusegate cost, quick profile): what balances
 # the cells over the worker processes. An implementation not listed counts as a fused kernel of its task.
 _PER_ENV = {
-    ("g1_walk", "numpy"): 10_000, ("g1_walk", "assembled_generic"): 7_800, ("g1_walk", None): 2_000,
-    ("g1_motion", "numpy"): 50_000, ("g1_motion", "assembled_generic"): 17_000, ("g1_motion", None): 6_800,
-}  # fmt: skip
+    ("g1_walk", "numpy"): 10_000,
+    ("g1_walk", "assembled_generic"): 7_800,
+    ("g1_walk", None): 2_000,
+    ("g1_motion", "numpy"): 50_000,
+    ("g1_motion", "assembled_generic"): 17_000,
+    ("g1_motion", None): 6_800,
+}
 
 
 # A collector step under callgrind, per env, in the same unit: 130k instructions instrumented plus MuJoCo's
@@ -394,8 +398,12 @@ def measure(
                 ]
             )
         t0 = time.perf_counter()
-        fill = _run_all([[*w, "--fill"] for w in workers], [out_dir / f"fill.{i}.log" for i in range(len(workers))],
-                        env=env, deadline=deadline)  # fmt: skip
+        fill = _run_all(
+            [[*w, "--fill"] for w in workers],
+            [out_dir / f"fill.{i}.log" for i in range(len(workers))],
+            env=env,
+            deadline=deadline,
+        )
         seconds["fill"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         runs = _run_all(

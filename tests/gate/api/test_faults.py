@@ -381,8 +381,17 @@ class _Cluster:
         self._pg("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres")
 
     def start(self) -> None:
-        self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.data / "server.log"), "-w", "-o", self.options,
-                 "start")  # fmt: skip
+        self._pg(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.data / "server.log"),
+            "-w",
+            "-o",
+            self.options,
+            "start",
+        )
 
     def stop(self, mode: str = "fast") -> None:
         self._pg("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
@@ -427,8 +436,15 @@ def test_uploads_survive_a_postgresql_restart(tmp_path, repo, postgres_cluster, 
 
     store = postgres_cluster.createdb("fusegate_faults")
     try:
-        _through_a_fault(tmp_path, repo, monkeypatch, store=store, fault=restart_postgres, felt=False,
-                         context=lambda: f"\n--- postgresql log ---\n{postgres_cluster.log_text()}")  # fmt: skip
+        _through_a_fault(
+            tmp_path,
+            repo,
+            monkeypatch,
+            store=store,
+            fault=restart_postgres,
+            felt=False,
+            context=lambda: f"\n--- postgresql log ---\n{postgres_cluster.log_text()}",
+        )
     finally:
         db.engine(store).dispose()  # this process's pooled connections to a cluster about to go
 

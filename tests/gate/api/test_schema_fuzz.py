@@ -97,20 +97,37 @@ def _config(*, base: str, head: str, placement: str) -> str:
 
 def command(url: str, *, config, junit) -> list[str]:
     return [
-        sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "--no-color",
-        "run", f"{url}/openapi.json",
-        "--header", f"Authorization: Bearer {TOKEN}",
-        "--phases", PHASES,
-        "--checks", CHECKS,
-        "--max-examples", str(MAX_EXAMPLES),
-        "--seed", str(SEED),
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        str(config),
+        "--no-color",
+        "run",
+        f"{url}/openapi.json",
+        "--header",
+        f"Authorization: Bearer {TOKEN}",
+        "--phases",
+        PHASES,
+        "--checks",
+        CHECKS,
+        "--max-examples",
+        str(MAX_EXAMPLES),
+        "--seed",
+        str(SEED),
         "--generation-deterministic",  # derandomized; implies no example database
         "--continue-on-failure",  # every failure of an operation, not only its first
-        "--workers", "1",
-        "--request-timeout", "30",
-        "--output-sanitize", "false",  # a throwaway token: keep the curl reproducers runnable
-        "--report", "junit", "--report-junit-path", str(junit),
-    ]  # fmt: skip
+        "--workers",
+        "1",
+        "--request-timeout",
+        "30",
+        "--output-sanitize",
+        "false",  # a throwaway token: keep the curl reproducers runnable
+        "--report",
+        "junit",
+        "--report-junit-path",
+        str(junit),
+    ]
 
 
 def _failures(junit) -> list[str]:

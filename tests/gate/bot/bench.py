@@ -193,8 +193,9 @@ def main(argv=None) -> int:
     from gate.settings import Settings
 
     parser = argparse.ArgumentParser(prog="python -m tests.gate.bot.bench", description=main.__doc__)
-    parser.add_argument("--results", default=".asv/results", metavar="DIR",
-                        help="asv results with two commits of one machine")  # fmt: skip
+    parser.add_argument(
+        "--results", default=".asv/results", metavar="DIR", help="asv results with two commits of one machine"
+    )
     parser.add_argument("--base", help="base commit of the results (default: the older of the two newest)")
     parser.add_argument("--head", help="head commit of the results (default: the newest)")
     parser.add_argument("--repeats", type=int, default=20)

@@ -81,9 +81,12 @@ class FakeGitHub:
         async def record(request: Request, call_next):
             body = await request.body()
             call = Call(
-                method=request.method, path=request.url.path, body=json.loads(body) if body else None,
-                authorization=request.headers.get("authorization", ""), at=time.time(),
-            )  # fmt: skip
+                method=request.method,
+                path=request.url.path,
+                body=json.loads(body) if body else None,
+                authorization=request.headers.get("authorization", ""),
+                at=time.time(),
+            )
             self.calls.append(call)
             scripted = self._scripted(request.url.path)
             if scripted is not None:

@@ -97,8 +97,12 @@ def test_a_new_comment_is_not_posted_twice_after_an_ambiguous_failure(github, cl
 
 def test_a_secondary_rate_limit_without_headers_is_waited_for(github):
     waits = []
-    gh = GitHub(base_url=github.url, auth=TokenAuth(github.token), retry=Retry(attempts=3, backoff=0.01),
-                sleep=waits.append)  # fmt: skip
+    gh = GitHub(
+        base_url=github.url,
+        auth=TokenAuth(github.token),
+        retry=Retry(attempts=3, backoff=0.01),
+        sleep=waits.append,
+    )
     github.fail("/statuses/", 403, body="Resource not accessible by integration")  # a plain refusal
     with pytest.raises(GitHubError, match="403"):
         gh.create_status(

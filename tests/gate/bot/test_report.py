@@ -15,16 +15,41 @@ LATER, EARLIER = NOW + timedelta(hours=1), NOW - timedelta(seconds=1)
 
 
 def _cell(decision: str, groups: int = 3, **kw) -> ComparisonOut:
-    values = dict(machine="m1", kind="impl_vs_baseline", task="g1_walk", num_envs=4096, threads=2,
-                  impl="assembled", baseline="handwritten", detail="", ratio=1.02, low=0.99, high=1.05,
-                  margin=0.03, p_value=None, q_value=None, samples=groups * 40, groups=groups,
-                  decision=decision, reason="why | not")  # fmt: skip
+    values = dict(
+        machine="m1",
+        kind="impl_vs_baseline",
+        task="g1_walk",
+        num_envs=4096,
+        threads=2,
+        impl="assembled",
+        baseline="handwritten",
+        detail="",
+        ratio=1.02,
+        low=0.99,
+        high=1.05,
+        margin=0.03,
+        p_value=None,
+        q_value=None,
+        samples=groups * 40,
+        groups=groups,
+        decision=decision,
+        reason="why | not",
+    )
     return ComparisonOut(**(values | kw))
 
 
 def _evaluation(verdict: str, cells: list) -> EvaluationOut:
-    return EvaluationOut(id=1, base_sha="b" * 40, head_sha="h" * 40, verdict=verdict, policy_source="p",
-                         policy={}, reasons=["r1", "last reason"], created_at=NOW, comparisons=cells)  # fmt: skip
+    return EvaluationOut(
+        id=1,
+        base_sha="b" * 40,
+        head_sha="h" * 40,
+        verdict=verdict,
+        policy_source="p",
+        policy={},
+        reasons=["r1", "last reason"],
+        created_at=NOW,
+        comparisons=cells,
+    )
 
 
 @pytest.mark.parametrize(
@@ -65,8 +90,12 @@ def test_waiting_status_names_the_missing_machines_then_errors_at_the_deadline()
     assert pending.description == "waiting for 2 of 3 required machines: m1, m3 (1 reported)"
     late = report.waiting_status(w, now=NOW, deadline=EARLIER, window_s=7200)
     assert (late.state, late.description) == ("error", "no results from m1, m3 within 2 h")
-    assert report.waiting_status(report.Waiting(required=("m2",), ready=("m2",)), now=NOW, deadline=LATER,
-                                 window_s=1) is None  # fmt: skip
+    assert (
+        report.waiting_status(
+            report.Waiting(required=("m2",), ready=("m2",)), now=NOW, deadline=LATER, window_s=1
+        )
+        is None
+    )
     anyone = report.waiting_status(report.Waiting(required=(), ready=()), now=NOW, deadline=LATER, window_s=1)
     assert anyone.description == "waiting for a machine to report base and head"
 
@@ -74,9 +103,16 @@ def test_waiting_status_names_the_missing_machines_then_errors_at_the_deadline()
 def test_the_comment_lists_problems_first_and_escapes_table_cells():
     cells = [_cell("pass")] * (report.MAX_ROWS + 5) + [_cell("fail", reason="slow | very")]
     status = report.verdict_status(_evaluation("reject", cells), Policy(), now=NOW, deadline=LATER)
-    body = report.comment(status=status, base_sha="b" * 40, head_sha="h" * 40, base_ref="main",
-                          link="http://gate/x", evaluation=_evaluation("reject", cells), policy_source="p",
-                          policy_edited=True)  # fmt: skip
+    body = report.comment(
+        status=status,
+        base_sha="b" * 40,
+        head_sha="h" * 40,
+        base_ref="main",
+        link="http://gate/x",
+        evaluation=_evaluation("reject", cells),
+        policy_source="p",
+        policy_edited=True,
+    )
     rows = [line for line in body.splitlines() if line.startswith("| m1 ")]
     assert len(rows) == report.MAX_ROWS and "**fail**" in rows[0] and "slow \\| very" in rows[0]
     assert "6 more cells (6 pass)" in body and "edits `fusegate-policy.toml`" in body

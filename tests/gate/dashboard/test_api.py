@@ -53,8 +53,15 @@ def test_dashboard_endpoints_and_their_404s(site):
         "threads": 2,
     }
     verdict = client.get(f"/api/verdicts/{shas[-2]}/{shas[-1]}").json()
-    same = next(c for c in verdict["comparisons"] if c["kind"] == "impl_vs_baseline" and c["task"] == "g1_walk"
-                and c["num_envs"] == 4096 and c["threads"] == 2 and c["machine"] == "runner-1")  # fmt: skip
+    same = next(
+        c
+        for c in verdict["comparisons"]
+        if c["kind"] == "impl_vs_baseline"
+        and c["task"] == "g1_walk"
+        and c["num_envs"] == 4096
+        and c["threads"] == 2
+        and c["machine"] == "runner-1"
+    )
     assert (failed["ratio"], failed["low"], failed["high"]) == (same["ratio"], same["low"], same["high"])
 
     h = client.get("/api/dashboard/history/runner-1", params=CELL).json()
@@ -82,8 +89,16 @@ def test_histories_follow_main_and_names_are_links(site, store_url, tmp_path):
     gitrepo.git(repo, "checkout", "-q", "-b", "pr")
     pr = gitrepo.commit(repo, message="a PR commit")
     gitrepo.git(repo, "checkout", "-q", "main")
-    _ingest(store_url, _measure(tmp_path / "pr", pr, paired_effect=lambda c: 2.0, seed=99,
-                                date=history.START + datetime.timedelta(days=30)))  # fmt: skip
+    _ingest(
+        store_url,
+        _measure(
+            tmp_path / "pr",
+            pr,
+            paired_effect=lambda c: 2.0,
+            seed=99,
+            date=history.START + datetime.timedelta(days=30),
+        ),
+    )
     h = client.get("/api/dashboard/history/runner-1", params=CELL).json()
     assert [p["commit"] for p in h["points"]] == shas and h["along"].startswith("main, first parents")
     name = "lab.a_b-1"  # every character of the machine-name alphabet that is not a letter or digit
@@ -113,6 +128,11 @@ def _unknown_things_are_404_with_what(client):
 
 def _the_endpoints_are_in_openapi(client):
     paths = client.get("/openapi.json").json()["paths"]
-    assert {"/api/dashboard/machines", "/api/dashboard/matrix/{machine}", "/api/dashboard/history/{machine}",
-            "/api/dashboard/compare", "/api/verdicts/{base}/{head}"} <= set(paths)  # fmt: skip
+    assert {
+        "/api/dashboard/machines",
+        "/api/dashboard/matrix/{machine}",
+        "/api/dashboard/history/{machine}",
+        "/api/dashboard/compare",
+        "/api/verdicts/{base}/{head}",
+    } <= set(paths)
     assert "/machines" not in paths  # pages are not API

@@ -19,8 +19,15 @@ from gate.store import db, queries
 from tests.gate.dashboard import history
 
 CHROMIUM = os.environ.get("FUSEGATE_TEST_CHROMIUM") or shutil.which("chromium")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 CELL = "metric=paired&task=g1_walk&impl=assembled&num_envs=4096&threads=2"
 pytestmark = pytest.mark.browser
@@ -100,10 +107,16 @@ def test_the_matrix_has_one_cell_per_stored_cell(site, page):
                                     c.querySelector('.decision').innerText])"""
     )
     expected = [
-        [c["task"], c["num_envs"], c["threads"], c["decision"], f"{c['ratio']:.3f}",
-         f"[{c['low']:.3f}, {c['high']:.3f}]"]
+        [
+            c["task"],
+            c["num_envs"],
+            c["threads"],
+            c["decision"],
+            f"{c['ratio']:.3f}",
+            f"[{c['low']:.3f}, {c['high']:.3f}]",
+        ]
         for c in api["cells"]
-    ]  # fmt: skip
+    ]
     assert sorted(x[:6] for x in shown) == sorted(expected)  # the API's numbers, cell by cell
     assert all(row[3] in row[6] for row in shown)  # the decision is written, not only coloured
 

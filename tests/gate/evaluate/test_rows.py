@@ -84,8 +84,17 @@ def timed(benchmark: str, medians: list[float], **where) -> Cell:
     """A cell of per-process samples around ``medians`` (times or ratios)."""
     jitter = np.linspace(-0.002, 0.002, 20)
     s = stats.summarize([m * np.exp(jitter) for m in medians])
-    return Cell(benchmark=benchmark, center=s.center, se=s.se, between_se=s.between_se, low=s.low, high=s.high,
-                samples=s.samples, groups=s.groups, **where)  # fmt: skip
+    return Cell(
+        benchmark=benchmark,
+        center=s.center,
+        se=s.se,
+        between_se=s.between_se,
+        low=s.low,
+        high=s.high,
+        samples=s.samples,
+        groups=s.groups,
+        **where,
+    )
 
 
 def counted(benchmark: str, value: float, **where) -> Cell:
@@ -136,9 +145,17 @@ def expected(time: str, cost: str, *, moments: bool = False) -> tuple[Decision, 
 
 
 def judge(module, cells: list[Cell], base: list[Cell] | None = None, **ctx):
-    context = Context(machine="m", placement="p", cells=_index(cells), policy=POLICY, compare=(IMPL,),
-                      base=None if base is None else _index(base), versus_base=base is not None, base_sha="b" * 40,
-                      **ctx)  # fmt: skip
+    context = Context(
+        machine="m",
+        placement="p",
+        cells=_index(cells),
+        policy=POLICY,
+        compare=(IMPL,),
+        base=None if base is None else _index(base),
+        versus_base=base is not None,
+        base_sha="b" * 40,
+        **ctx,
+    )
     rows = correctness.rows(context) + module.rows(context)
     tally.decide(rows, POLICY, extra=set())
     return rows
@@ -185,9 +202,15 @@ def test_impl_vs_baseline(time, cost):
 
 LOCKSTEP = {
     "hot_slice": (head_vs_base, Kind.HEAD_VS_BASE, TIME, AGAINST_BASE, COST, N),
-    "collector": (collector_head_vs_base, Kind.COLLECTOR_HEAD_VS_BASE, COLLECTOR_STEP, COLLECTOR_AGAINST_BASE,
-                  COLLECTOR_COST, 64),
-}  # fmt: skip
+    "collector": (
+        collector_head_vs_base,
+        Kind.COLLECTOR_HEAD_VS_BASE,
+        COLLECTOR_STEP,
+        COLLECTOR_AGAINST_BASE,
+        COLLECTOR_COST,
+        64,
+    ),
+}
 
 
 @pytest.mark.parametrize("suite", LOCKSTEP)

@@ -114,8 +114,11 @@ def test_cost_is_exact_across_processes_and_linear_in_calls(tmp_path):
 
     a, b = per_call(tmp_path / "a"), per_call(tmp_path / "b")
     assert sorted(x for x in a if x.startswith("g1_walk/handwritten/4096#")) == [
-        "g1_walk/handwritten/4096#0", "g1_walk/handwritten/4096#1", "g1_walk/handwritten/4096#2", "g1_walk/handwritten/4096#warm"
-    ]  # fmt: skip
+        "g1_walk/handwritten/4096#0",
+        "g1_walk/handwritten/4096#1",
+        "g1_walk/handwritten/4096#2",
+        "g1_walk/handwritten/4096#warm",
+    ]
     for label in ("g1_walk/handwritten/4096#0", "g1_walk/handwritten/4096#1"):
         assert abs(b[label] / a[label] - 1) < 1e-3, label  # the same call of the same commit: within 0.1%
     assert large["instructions"] == pytest.approx(
@@ -207,5 +210,9 @@ def test_without_the_cache_simulation_instructions_are_the_same_and_nothing_else
     assert b["l1_misses"] is None and b["ll_misses"] is None and b["estimated_cycles"] is None
     assert a["l1_misses"] > 0 and without["cache"] is None and with_sim["cache"]["LL"][0] == 8 * 1024 * 1024
     no_sim = {"Ir": 1234}
-    assert cost.per_call(no_sim) == {"instructions": 1234, "l1_misses": None, "ll_misses": None,
-                                     "estimated_cycles": None}  # fmt: skip
+    assert cost.per_call(no_sim) == {
+        "instructions": 1234,
+        "l1_misses": None,
+        "ll_misses": None,
+        "estimated_cycles": None,
+    }

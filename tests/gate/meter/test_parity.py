@@ -17,8 +17,16 @@ CASES = [
 
 # (num_envs, threads, noise_level): every pair of values of any two of them is in PAIRWISE (the quick lane);
 # the full lane runs the whole product.
-PAIRWISE = {(1, 1, 0.0), (1, 2, 1.0), (7, 1, 1.0), (7, 2, 0.0), (1000, 1, 0.0), (1000, 2, 1.0), (4099, 1, 1.0),
-            (4099, 2, 0.0)}  # fmt: skip
+PAIRWISE = {
+    (1, 1, 0.0),
+    (1, 2, 1.0),
+    (7, 1, 1.0),
+    (7, 2, 0.0),
+    (1000, 1, 0.0),
+    (1000, 2, 1.0),
+    (4099, 1, 1.0),
+    (4099, 2, 0.0),
+}
 GRID = [
     pytest.param(n, t, noise, marks=() if (n, t, noise) in PAIRWISE else pytest.mark.slow)
     for n in (1, 7, 1000, 4099)

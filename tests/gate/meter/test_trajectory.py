@@ -14,8 +14,10 @@ STEPS = 40
 
 @pytest.fixture(scope="module")
 def reference_rollouts() -> dict[str, dict[str, np.ndarray]]:
-    return {task: trajectory.rollout(task, kernels.REFERENCE, steps=STEPS, num_envs=12, seed=5, threads=2)
-            for task in kernels.TASKS}  # fmt: skip
+    return {
+        task: trajectory.rollout(task, kernels.REFERENCE, steps=STEPS, num_envs=12, seed=5, threads=2)
+        for task in kernels.TASKS
+    }
 
 
 @pytest.mark.parametrize(("task", "impl"), [c for c in CASES if c[1] != kernels.REFERENCE])

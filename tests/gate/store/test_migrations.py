@@ -36,19 +36,33 @@ def test_0004_moves_stored_runs_to_the_new_machine_id_and_labels(tmp_path):
         .hexdigest()[:16]
     )
     with db.engine(url).begin() as c:
-        c.execute(text("INSERT INTO machine (id, name, fingerprint_hash, fingerprint, asv_machine, first_seen, last_seen) "
-                       "VALUES (1, 'm', :h, :fp, '{}', '2026-01-01', '2026-01-01')"), {"h": old, "fp": json.dumps(fp)})  # fmt: skip
-        c.execute(text("INSERT INTO placement (id, hash, placement, label) VALUES (1, 'p', '{}', "
-                       "'cpus=0-1 mem=default threads=2 layer=omp')"))  # fmt: skip
+        c.execute(
+            text(
+                "INSERT INTO machine (id, name, fingerprint_hash, fingerprint, asv_machine, first_seen, last_seen) "
+                "VALUES (1, 'm', :h, :fp, '{}', '2026-01-01', '2026-01-01')"
+            ),
+            {"h": old, "fp": json.dumps(fp)},
+        )
+        c.execute(
+            text(
+                "INSERT INTO placement (id, hash, placement, label) VALUES (1, 'p', '{}', "
+                "'cpus=0-1 mem=default threads=2 layer=omp')"
+            )
+        )
         c.execute(text("INSERT INTO environment (id, hash, software) VALUES (1, 'e', '{}')"))
         c.execute(
             text('INSERT INTO "commit" (id, sha, first_seen) VALUES (1, :s, :t)'),
             {"s": "a" * 40, "t": "2026-01-01"},
         )
         for run_id, h in ((1, old), (2, "another-hardware")):
-            c.execute(text("INSERT INTO run (id, machine_id, commit_id, environment_id, placement_id, env_name, source, "
-                           "digest, fingerprint_hash, started_at, uploaded_at) VALUES (:i, 1, 1, 1, 1, :e, 'asv', 'd', "
-                           ":h, '2026-01-01', '2026-01-01')"), {"i": run_id, "e": f"env{run_id}", "h": h})  # fmt: skip
+            c.execute(
+                text(
+                    "INSERT INTO run (id, machine_id, commit_id, environment_id, placement_id, env_name, source, "
+                    "digest, fingerprint_hash, started_at, uploaded_at) VALUES (:i, 1, 1, 1, 1, :e, 'asv', 'd', "
+                    ":h, '2026-01-01', '2026-01-01')"
+                ),
+                {"i": run_id, "e": f"env{run_id}", "h": h},
+            )
     command.upgrade(config, "head")
     with db.engine(url).connect() as c:
         hashes = dict(c.execute(text("SELECT id, fingerprint_hash FROM run")).all())
@@ -99,15 +113,31 @@ def test_0005_keeps_every_evaluation_and_comparison_both_ways(store_url):
     command.downgrade(config, "0004")
     try:
         with db.engine(store_url).begin() as c:
-            c.execute(text("INSERT INTO \"commit\" (id, sha, first_seen) VALUES (1, :a, '2026-01-01'), (2, :b, '2026-01-01')"),
-                      {"a": "a" * 40, "b": "b" * 40})  # fmt: skip
-            c.execute(text("INSERT INTO evaluation (id, base_commit_id, head_commit_id, verdict, policy_source, policy, "
-                           "reasons, created_at) VALUES (1, 1, 2, 'approve', 'base', '{}', '[]', '2026-01-01')"))  # fmt: skip
-            c.execute(text("INSERT INTO comparison (evaluation_id, machine, kind, task, impl, baseline, detail, margin, "
-                           "samples, groups, decision, signal, reason) VALUES "
-                           "(1, 'm', 'head_vs_base', 'g1_walk', 'assembled', 'base', '', 0.05, 3, 3, 'pass', 'time', '')"))  # fmt: skip
-            c.execute(text("INSERT INTO token (name, hash, created_at, revoked) VALUES ('t', :h, '2026-01-01', false)"),
-                      {"h": "0" * 64})  # fmt: skip
+            c.execute(
+                text(
+                    "INSERT INTO \"commit\" (id, sha, first_seen) VALUES (1, :a, '2026-01-01'), (2, :b, '2026-01-01')"
+                ),
+                {"a": "a" * 40, "b": "b" * 40},
+            )
+            c.execute(
+                text(
+                    "INSERT INTO evaluation (id, base_commit_id, head_commit_id, verdict, policy_source, policy, "
+                    "reasons, created_at) VALUES (1, 1, 2, 'approve', 'base', '{}', '[]', '2026-01-01')"
+                )
+            )
+            c.execute(
+                text(
+                    "INSERT INTO comparison (evaluation_id, machine, kind, task, impl, baseline, detail, margin, "
+                    "samples, groups, decision, signal, reason) VALUES "
+                    "(1, 'm', 'head_vs_base', 'g1_walk', 'assembled', 'base', '', 0.05, 3, 3, 'pass', 'time', '')"
+                )
+            )
+            c.execute(
+                text(
+                    "INSERT INTO token (name, hash, created_at, revoked) VALUES ('t', :h, '2026-01-01', false)"
+                ),
+                {"h": "0" * 64},
+            )
         command.upgrade(config, "head")
         with db.engine(store_url).connect() as c:
             assert c.execute(text("SELECT COUNT(*) FROM comparison")).scalar() == 1

@@ -31,10 +31,23 @@ def _walk(n: int, **state):
     arrays.update(state)
     a = arrays
     bookkeeping.walk_advance(
-        SEED, _key_calls(), a["done"], a["just_reset"], a["episode_steps"], a["command_steps"], a["commands"], COMMAND_RANGE,
-        ZERO_COMMAND_PROB, COMMAND_RESAMPLE_STEPS, EPISODE_STEPS, a["phase"], a["feet_air_time"],
-        a["last_contact"], a["feet_peak_height"], a["reset"],
-    )  # fmt: skip
+        SEED,
+        _key_calls(),
+        a["done"],
+        a["just_reset"],
+        a["episode_steps"],
+        a["command_steps"],
+        a["commands"],
+        COMMAND_RANGE,
+        ZERO_COMMAND_PROB,
+        COMMAND_RESAMPLE_STEPS,
+        EPISODE_STEPS,
+        a["phase"],
+        a["feet_air_time"],
+        a["last_contact"],
+        a["feet_peak_height"],
+        a["reset"],
+    )
     return a
 
 
@@ -95,10 +108,25 @@ def _motion(n: int, frames: int = 100, **state):
     }
     a.update(state)
     bookkeeping.motion_advance(
-        SEED, _key_calls(), a["done"], a["just_reset"], a["episode_steps"], a["time_steps"], frames, 500, a["failed"],
-        a["fail_ema"], 0.25, a["push_countdown"], np.array([50.0, 150.0]), np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.78]), a["qpos"],
-        a["qvel"], a["reset"], a["resample"],
-    )  # fmt: skip
+        SEED,
+        _key_calls(),
+        a["done"],
+        a["just_reset"],
+        a["episode_steps"],
+        a["time_steps"],
+        frames,
+        500,
+        a["failed"],
+        a["fail_ema"],
+        0.25,
+        a["push_countdown"],
+        np.array([50.0, 150.0]),
+        np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.78]),
+        a["qpos"],
+        a["qvel"],
+        a["reset"],
+        a["resample"],
+    )
     return a
 
 

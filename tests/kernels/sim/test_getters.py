@@ -124,9 +124,21 @@ def test_getter_noise_is_uniform_in_every_column():
         np.zeros((n, 67), np.float32),
     )
     getters.walk_rows(
-        5, np.zeros(getters.N_STREAMS, np.int64), zeros["qpos"], zeros["qvel"], zeros["sd"], np.zeros((n, 29)),
-        np.zeros((n, 6, 3)), np.array([0, 1]), out["qpos"], out["qvel"], out["sd"], af, feet, noise,
-    )  # fmt: skip
+        5,
+        np.zeros(getters.N_STREAMS, np.int64),
+        zeros["qpos"],
+        zeros["qvel"],
+        zeros["sd"],
+        np.zeros((n, 29)),
+        np.zeros((n, 6, 3)),
+        np.array([0, 1]),
+        out["qpos"],
+        out["qvel"],
+        out["sd"],
+        af,
+        feet,
+        noise,
+    )
     assert ((noise >= 0) & (noise < 1)).all()
     assert np.abs(noise.mean(axis=0) - 0.5).max() < 0.025  # 4.5 standard errors of a mean of 4000
     assert np.abs(noise.var(axis=0) - 1 / 12).max() < 0.01
