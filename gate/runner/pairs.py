@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gate import stats
-from gate.ingest.bundle import pair_ratios
+from gate.ingest.sidecar_records import pair_ratios
 
 
 def read_pairs(directory: Path) -> dict[tuple, list[np.ndarray]]:
