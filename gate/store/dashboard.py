@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from gate.store import queries
 from gate.store.models import CellSummary, Commit, Machine, Placement, Run
-from gate.store.queries import SummaryRow
+from gate.store.queries import SummaryView
 
 
 def machine(session: Session, *, name: str) -> Machine | None:
@@ -70,7 +70,7 @@ def commit_measured(session: Session, *, machine_id: int, sha: str) -> bool:
 
 def history(
     session: Session, *, machine_id: int, benchmark: str, task: str, impl: str, num_envs: int, threads: int
-) -> list[tuple[str, datetime, str, SummaryRow]]:
+) -> list[tuple[str, datetime, str, SummaryView]]:
     """(commit sha, commit date, placement label, summary) of one cell on one machine, oldest first."""
     found = session.execute(
         select(Commit.sha, Placement.label, CellSummary.__table__)
@@ -85,7 +85,7 @@ def history(
             CellSummary.threads == threads,
         )
     ).all()
-    cells = [(sha, label, SummaryRow._make(rest)) for sha, label, *rest in found]
+    cells = [(sha, label, SummaryView(*rest)) for sha, label, *rest in found]
     if not cells:
         return []
     dates = dict(

@@ -20,8 +20,8 @@ from tests.gate.test_evaluate import _measure
 
 STAGES = {  # (file suffix, function) -> what the table calls it
     ("gate/services/results.py", "arrived"): "arrived (all below)",
-    ("gate/store/queries.py", "ingest_runs"): "store runs",
-    ("gate/store/queries.py", "summarize_cells"): "  cell summaries (bootstrap)",
+    ("gate/store/queries/ingest.py", "ingest_runs"): "store runs",
+    ("gate/store/queries/ingest.py", "summarize_cells"): "  cell summaries (bootstrap)",
     ("gate/services/verdicts.py", "evaluate"): "re-evaluate",
     ("gate/ingest/bundle.py", "parse"): "parse the body",
     ("gate/ingest/bundle.py", "runs"): "validate the bundle",

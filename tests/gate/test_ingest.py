@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 
@@ -63,6 +64,8 @@ def test_results_land_with_samples_placement_and_summaries(store_url, tmp_path):
         assert (machine, sha) == ("runner-1", HEAD) and "cpus=" in placement
         cells = queries.summaries(session, commit_sha=HEAD)
         assert len(cells) == 44 and all(c.status == "ok" for _, _, _, c in cells)
+        with pytest.raises(dataclasses.FrozenInstanceError):  # a view: an evaluation cannot change the store
+            cells[0][3].center = 1.0
 
 
 def test_the_same_files_twice_are_stored_once(store_url, tmp_path):
