@@ -135,6 +135,6 @@ def version(dist: str) -> str:
 
 @functools.cache
 def _valgrind() -> str:
-    from gate.meter.cost import valgrind_version
+    from gate.meter.cost.valgrind_tool import valgrind_version
 
     return valgrind_version()

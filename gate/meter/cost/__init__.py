@@ -28,132 +28,65 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
-FORMAT = 1
-REFERENCE = "numpy"  # kernels.registry.REFERENCE (weight and calls are planned before any kernel loads)
-TARGET = {"NUMBA_CPU_NAME": "x86-64-v3", "NUMBA_CPU_FEATURES": ""}
-# A fixed simulated cache (size, associativity, line bytes), so a cost never depends on what valgrind reads
-# from the host's cpuid (a VM here reports a 256 MiB direct-mapped LL).
-CACHE = {"I1": (32768, 8, 64), "D1": (32768, 8, 64), "LL": (8 * 1024 * 1024, 16, 64)}
-WEIGHTS = {"l1_hit": 1, "ll_hit": 5, "ram": 35}
-METRICS = {  # what a cost cell reports per call, and its unit
-    "instructions": "instructions",
-    "l1_misses": "misses",
-    "ll_misses": "misses",
-    "estimated_cycles": "cycles",
-}
-CALLS = 3  # measured calls per cell, after one warm call; every call is dumped on its own
-INSTALL_HINT = (
-    "install valgrind (Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind), "
-    "or set FUSEGATE_VALGRIND to its path"
+from gate.meter.cost.cells import CALLS, COLLECTOR, METRICS, REFERENCE, UPDATE_STATE, Cell, CellCost
+from gate.meter.cost.plan import COLLECTOR_CALLS, calls_for, jobs_default, partition, warm_for, weight
+from gate.meter.cost.valgrind_tool import (
+    CACHE,
+    INSTALL_HINT,
+    TARGET,
+    TARGET_FLAGS,
+    WEIGHTS,
+    CostError,
+    callgrind_command,
+    check_target,
+    ensure_valgrind,
+    parse_dump,
+    per_call,
+    valgrind,
+    valgrind_version,
 )
 
+__all__ = [
+    "CACHE",
+    "CALLS",
+    "COLLECTOR",
+    "COLLECTOR_CALLS",
+    "FORMAT",
+    "INSTALL_HINT",
+    "METRICS",
+    "REFERENCE",
+    "TARGET",
+    "TARGET_FLAGS",
+    "UPDATE_STATE",
+    "WEIGHTS",
+    "Cell",
+    "CellCost",
+    "CostError",
+    "callgrind_command",
+    "calls_for",
+    "check_target",
+    "collect",
+    "ensure_valgrind",
+    "jobs_default",
+    "measure",
+    "parse_dump",
+    "partition",
+    "per_call",
+    "valgrind",
+    "valgrind_version",
+    "warm_for",
+    "weight",
+    "worker_env",
+]
 
-class CostError(ValueError):
-    """The cost pass could not run (no valgrind, a CPU without the pinned target): says what and what to do.
-    A ValueError, so the command line prints it as an error at the boundary, not a traceback."""
-
-
-UPDATE_STATE, COLLECTOR = "update_state", "collector"  # what a cell measures: one call, or one collector step
-
-
-@dataclass(frozen=True, kw_only=True, order=True)
-class Cell:
-    task: str
-    impl: str
-    num_envs: int
-    kind: str = UPDATE_STATE
-
-    @property
-    def label(self) -> str:
-        cell = f"{self.task}/{self.impl}/{self.num_envs}"
-        return cell if self.kind == UPDATE_STATE else f"{self.kind}:{cell}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class CellCost:
-    """Per-call costs of one cell (the measured calls' total over their count), or the error that stopped it."""
-
-    task: str
-    impl: str
-    num_envs: int
-    kind: str = UPDATE_STATE
-    calls: int = 0
-    instructions: float | None = None
-    l1_misses: float | None = None
-    ll_misses: float | None = None
-    estimated_cycles: float | None = None
-    # (max - min) / mean of the calls' instructions. Calls differ in work, not by noise: state arrays evolve in
-    # place and envs reset, the same way in every process (the first measured call of g1_walk at 4096 envs
-    # runs 1.1% more instructions than the next two).
-    spread: float | None = None
-    error: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def valgrind() -> str:
-    """The valgrind executable, or a CostError saying how to install it."""
-    path = os.environ.get("FUSEGATE_VALGRIND") or shutil.which("valgrind")
-    if not path or not os.access(path, os.X_OK):
-        raise CostError(f"the cost signal needs valgrind, which is not on this machine: {INSTALL_HINT}")
-    return path
-
-
-def ensure_valgrind(*, install: bool = False, say=print) -> str:
-    """valgrind's path; when it is missing and ``install`` is set, install Debian's package (as root, with
-    apt-get), else a CostError with the install command."""
-    try:
-        return valgrind()
-    except CostError:
-        if not install or os.geteuid() != 0 or not shutil.which("apt-get"):
-            raise
-    say("valgrind is missing (the cost signal needs it): apt-get install valgrind")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "valgrind"]):
-        if subprocess.run(command, env=env, check=False, capture_output=True).returncode != 0:
-            raise CostError(f"{' '.join(command)} failed: {INSTALL_HINT}")
-    return valgrind()
-
-
-# What the pinned target needs of the CPU that compiles for it (the native fill); /proc/cpuinfo's names.
-TARGET_FLAGS = ("avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe")
-
-
-def check_target(cpuinfo: str | None = None) -> None:
-    """A CostError when this CPU cannot run code compiled for the pinned target (the fill would die of SIGILL)."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return  # nothing to check against: the fill reports what happens
-    flags = next(
-        (line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), None
-    )
-    missing = [f for f in TARGET_FLAGS if flags is not None and f not in flags]
-    if missing:
-        raise CostError(
-            f"the cost signal compiles for {TARGET['NUMBA_CPU_NAME']}, and this CPU lacks {', '.join(missing)}: "
-            'measure cost on a machine with AVX2 and FMA, or set cost_metric = "none" in the policy'
-        )
-
-
-def valgrind_version() -> str:
-    try:
-        done = subprocess.run(
-            [valgrind(), "--version"], capture_output=True, text=True, check=True, timeout=30
-        )
-    except (CostError, OSError, subprocess.SubprocessError):
-        return "not installed"
-    return done.stdout.strip().removeprefix("valgrind-")
+FORMAT = 1
 
 
 def worker_env() -> dict[str, str]:
@@ -178,49 +111,6 @@ def worker_env() -> dict[str, str]:
         PYTHONHASHSEED="0",
     )
     return env
-
-
-def callgrind_command(out_dir: Path, job: int = 0, *, cache_sim: bool = True) -> list[str]:
-    return [
-        valgrind(),
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        f"--cache-sim={'yes' if cache_sim else 'no'}",
-        *(f"--{name}={size},{ways},{line}" for name, (size, ways, line) in CACHE.items() if cache_sim),
-        f"--callgrind-out-file={out_dir}/callgrind.out.%p",
-        f"--log-file={out_dir}/valgrind.{job}.log",
-    ]
-
-
-_TRIGGER = "desc: Trigger: Client Request: "
-
-
-def parse_dump(text: str) -> tuple[str, dict[str, int]]:
-    """(client-request label, event totals) of one callgrind output file."""
-    label, events, totals = "", None, None
-    for line in text.splitlines():
-        if line.startswith(_TRIGGER):
-            label = line.removeprefix(_TRIGGER).strip()
-        elif line.startswith("events:"):
-            events = line.split()[1:]
-        elif line.startswith("totals:"):
-            totals = [int(x) for x in line.split()[1:]]
-    if events is None or totals is None:
-        raise CostError("a callgrind output file has no events or totals line")
-    return label, dict(zip(events, totals, strict=False))
-
-
-def per_call(events: dict[str, int]) -> dict[str, float | None]:
-    """Instructions, L1 and LL misses and estimated cycles of one dump (only instructions without the cache
-    simulation: its events are missing)."""
-    get = events.get
-    if "Dr" not in events:
-        return {"instructions": get("Ir", 0), "l1_misses": None, "ll_misses": None, "estimated_cycles": None}
-    accesses = get("Ir", 0) + get("Dr", 0) + get("Dw", 0)
-    l1 = get("I1mr", 0) + get("D1mr", 0) + get("D1mw", 0)
-    ll = get("ILmr", 0) + get("DLmr", 0) + get("DLmw", 0)
-    cycles = WEIGHTS["l1_hit"] * (accesses - l1) + WEIGHTS["ll_hit"] * (l1 - ll) + WEIGHTS["ram"] * ll
-    return {"instructions": get("Ir", 0), "l1_misses": l1, "ll_misses": ll, "estimated_cycles": cycles}
 
 
 def collect(out_dir: Path, cells: list[Cell], errors: dict[str, str]) -> list[CellCost]:
@@ -293,67 +183,6 @@ def _run_all(commands: list[list[str]], logs: list[Path], *, env: dict, deadline
             else f"exited with {code}:\n{_tail(log, log.with_name(log.name.replace('worker', 'valgrind')))}"
         )
     return problems
-
-
-# Instructions per env and call under callgrind, measured here (fusegate cost, quick profile): what balances
-# the cells over the worker processes. An implementation not listed counts as a fused kernel of its task.
-_PER_ENV = {
-    ("g1_walk", "numpy"): 10_000,
-    ("g1_walk", "assembled_generic"): 7_800,
-    ("g1_walk", None): 2_000,
-    ("g1_motion", "numpy"): 50_000,
-    ("g1_motion", "assembled_generic"): 17_000,
-    ("g1_motion", None): 6_800,
-}
-
-
-# A collector step under callgrind, per env, in the same unit: 130k instructions instrumented plus MuJoCo's
-# physics run uninstrumented (~1.5 s a step of 64 envs here, as long as ~40M instrumented instructions).
-_COLLECTOR_PER_ENV = 800_000
-COLLECTOR_CALLS = 2  # measured collector steps (each ~2 s of 64 envs under callgrind here)
-
-
-def weight(cell: Cell, calls: int = CALLS) -> float:
-    """Relative time of a cell under callgrind (instructions of its instrumented calls)."""
-    if cell.kind == COLLECTOR:
-        return _COLLECTOR_PER_ENV * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
-    per_env = _PER_ENV.get((cell.task, cell.impl)) or _PER_ENV.get((cell.task, None), 5_000)
-    return per_env * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
-
-
-def calls_for(cell: Cell, calls: int = CALLS) -> int:
-    """Measured calls of a cell: the NumPy reference takes one (a call of it at 32768 envs costs ~30 s under
-    callgrind, and its count is as exact as any other); fused kernels take ``calls``; a collector cell takes
-    ``COLLECTOR_CALLS`` steps."""
-    if cell.kind == COLLECTOR:
-        return min(calls, COLLECTOR_CALLS)
-    return 1 if cell.impl == REFERENCE else calls
-
-
-def warm_for(cell: Cell) -> int:
-    """Instrumented calls before the measured ones, so the simulated cache holds the kernel's data: one for the
-    fused kernels and every collector step; none for the reference's calls, whose arrays and temporaries are
-    many times the simulated LL."""
-    return 0 if cell.impl == REFERENCE and cell.kind == UPDATE_STATE else 1
-
-
-def partition(cells: list[Cell], jobs: int) -> list[list[Cell]]:
-    """Cells over ``jobs`` processes: the cells of one kernel (task, implementation) stay together, so each
-    process compiles and loads only its own kernels; the heaviest kernel goes onto the lightest process."""
-    kernels: dict[tuple[str, str], list[Cell]] = {}
-    for cell in cells:
-        kernels.setdefault((cell.task, cell.impl), []).append(cell)
-    loads, groups = [0.0] * jobs, [[] for _ in range(jobs)]
-    for group in sorted(kernels.values(), key=lambda g: sum(map(weight, g)), reverse=True):
-        i = loads.index(min(loads))
-        loads[i] += sum(map(weight, group))
-        groups[i].extend(group)
-    order = {c: k for k, c in enumerate(cells)}
-    return [sorted(g, key=order.__getitem__) for g in groups if g]
-
-
-def jobs_default() -> int:
-    return max(1, len(os.sched_getaffinity(0)))
 
 
 def measure(

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gate.meter.cost import COLLECTOR, UPDATE_STATE, Cell, callgrind
+from gate.meter.cost import callgrind
+from gate.meter.cost.cells import COLLECTOR, UPDATE_STATE, Cell
 from gate.meter.synthetic import make_inputs
 
 FILL_ENVS = 64  # the kernels' signatures do not depend on N: compile them on a small snapshot

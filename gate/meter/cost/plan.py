@@ -1,0 +1,67 @@
+"""How a cost pass spreads its cells over valgrind processes: each cell's calls, warm calls and weight."""
+
+from __future__ import annotations
+
+import os
+
+from gate.meter.cost.cells import CALLS, COLLECTOR, REFERENCE, UPDATE_STATE, Cell
+
+# Instructions per env and call under callgrind, measured here (fusegate cost, quick profile): what balances
+# the cells over the worker processes. An implementation not listed counts as a fused kernel of its task.
+_PER_ENV = {
+    ("g1_walk", "numpy"): 10_000,
+    ("g1_walk", "assembled_generic"): 7_800,
+    ("g1_walk", None): 2_000,
+    ("g1_motion", "numpy"): 50_000,
+    ("g1_motion", "assembled_generic"): 17_000,
+    ("g1_motion", None): 6_800,
+}
+
+
+# A collector step under callgrind, per env, in the same unit: 130k instructions instrumented plus MuJoCo's
+# physics run uninstrumented (~1.5 s a step of 64 envs here, as long as ~40M instrumented instructions).
+_COLLECTOR_PER_ENV = 800_000
+COLLECTOR_CALLS = 2  # measured collector steps (each ~2 s of 64 envs under callgrind here)
+
+
+def weight(cell: Cell, calls: int = CALLS) -> float:
+    """Relative time of a cell under callgrind (instructions of its instrumented calls)."""
+    if cell.kind == COLLECTOR:
+        return _COLLECTOR_PER_ENV * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
+    per_env = _PER_ENV.get((cell.task, cell.impl)) or _PER_ENV.get((cell.task, None), 5_000)
+    return per_env * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
+
+
+def calls_for(cell: Cell, calls: int = CALLS) -> int:
+    """Measured calls of a cell: the NumPy reference takes one (a call of it at 32768 envs costs ~30 s under
+    callgrind, and its count is as exact as any other); fused kernels take ``calls``; a collector cell takes
+    ``COLLECTOR_CALLS`` steps."""
+    if cell.kind == COLLECTOR:
+        return min(calls, COLLECTOR_CALLS)
+    return 1 if cell.impl == REFERENCE else calls
+
+
+def warm_for(cell: Cell) -> int:
+    """Instrumented calls before the measured ones, so the simulated cache holds the kernel's data: one for the
+    fused kernels and every collector step; none for the reference's calls, whose arrays and temporaries are
+    many times the simulated LL."""
+    return 0 if cell.impl == REFERENCE and cell.kind == UPDATE_STATE else 1
+
+
+def partition(cells: list[Cell], jobs: int) -> list[list[Cell]]:
+    """Cells over ``jobs`` processes: the cells of one kernel (task, implementation) stay together, so each
+    process compiles and loads only its own kernels; the heaviest kernel goes onto the lightest process."""
+    kernels: dict[tuple[str, str], list[Cell]] = {}
+    for cell in cells:
+        kernels.setdefault((cell.task, cell.impl), []).append(cell)
+    loads, groups = [0.0] * jobs, [[] for _ in range(jobs)]
+    for group in sorted(kernels.values(), key=lambda g: sum(map(weight, g)), reverse=True):
+        i = loads.index(min(loads))
+        loads[i] += sum(map(weight, group))
+        groups[i].extend(group)
+    order = {c: k for k, c in enumerate(cells)}
+    return [sorted(g, key=order.__getitem__) for g in groups if g]
+
+
+def jobs_default() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
