@@ -230,9 +230,16 @@ def more_rounds(
     would pass; then say how to go on (``again``)."""
     from gate.runner import asvrun, rounds
 
+    # A head whose subject is the base's is judged on the base's results: every undecided row is the base's.
+    judged_on_base = "head" not in sides
     while evaluation.verdict == Verdict.INCONCLUSIVE:
         todo = {
-            name: rounds.open_benches(evaluation.comparisons, evaluation.policy, machine, side=name)
+            name: rounds.open_benches(
+                evaluation.comparisons,
+                evaluation.policy,
+                machine,
+                side="head" if name == "head" or judged_on_base else "base",
+            )
             for name in sides
             if name == "head" or judge.base != judge.head
         }

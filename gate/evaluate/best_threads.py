@@ -1,5 +1,13 @@
 """``best_threads`` rows: per (task, num_envs), each implementation at its own fastest thread count against the
-baseline at its own; paired when both are fastest at the same count, else unpaired across processes."""
+baseline at its own.
+
+With both fastest at the same count the row is that count's paired ratio. When the counts differ (tb for the
+implementation, ta for the baseline), the paired ratios r(t) = impl(t) / baseline(t) bound the row
+R = impl(tb) / baseline(ta): R <= r(ta), as the implementation at its fastest is no slower than at ta, and
+R >= r(tb), as the baseline at its fastest is no slower than at tb. So a pass of r(ta) passes the row and a
+fail of r(tb) fails it, both from in-process pairs; only when neither bound decides is the row the unpaired
+ratio of times taken in different processes (on a shared machine, an interval too wide to decide much).
+"""
 
 from __future__ import annotations
 
@@ -47,6 +55,9 @@ def rows(ctx: Context) -> list[Row]:
             if a.threads == b.threads and paired is not None and paired.status == "ok":
                 estimate = stats.paired_estimate(summary_of(paired), margin=margin)
                 row = measured(estimate, **where, threads=a.threads, detail=detail)
+            elif bound := _bound(ctx, task, impl, n, a.threads, b.threads, margin):
+                estimate, threads, why = bound
+                row = measured(estimate, **where, threads=threads, detail=f"{detail}; {why}")
             else:
                 fail_margin, note = ctx.floors.fail_margin(ctx.machine, max(a.threads, b.threads), margin)
                 estimate = stats.unpaired_estimate(
@@ -55,3 +66,22 @@ def rows(ctx: Context) -> list[Row]:
                 row = measured(estimate, **where, threads=b.threads, detail=detail, reason=note)
             out.append(cost.with_cost(ctx, row, ctx.cells, baseline, margin=margin))
     return out
+
+
+def _bound(
+    ctx: Context, task: str, impl: str, n: int, ta: int, tb: int, margin: float
+) -> tuple[stats.Estimate, int, str] | None:
+    """The paired ratio that decides a row whose fastest counts differ (see the module), with its count and
+    why; None when neither bound decides."""
+    baseline = ctx.policy.baseline
+    for t, decides in ((ta, "above"), (tb, "below")):
+        cell = ctx.cells.cell(PAIRED, task, impl, n, t)
+        if cell is None or cell.status != "ok":
+            continue
+        e = stats.paired_estimate(summary_of(cell), margin=margin)  # as a same-count row is
+        if decides == "above" and e.high <= 1 + margin and e.groups >= ctx.policy.min_rounds:
+            why = f"bounded above by {impl}/{baseline} paired at {t} threads, {baseline}'s fastest"
+            return e, t, why
+        if decides == "below" and e.low > 1 + e.fail_margin:
+            return e, t, f"bounded below by {impl}/{baseline} paired at {t} threads, {impl}'s fastest"
+    return None

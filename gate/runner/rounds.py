@@ -35,9 +35,11 @@ def benches_for(row, baseline: str) -> list[str]:
     if kind in (Kind.IMPL_VS_BASELINE, Kind.PAIRED_HEAD_VS_BASE):
         return [_combo(PAIRED, task, impl, n, t)]
     if kind == Kind.BEST_THREADS:  # each side at its fastest thread count: every count can become the fastest
-        return [_combo(TIME, task, impl, n, None), _combo(TIME, task, baseline, n, None)] + (
-            [_combo(PAIRED, task, impl, n, t)] if t is not None else []
-        )
+        return [
+            _combo(TIME, task, impl, n, None),
+            _combo(TIME, task, baseline, n, None),
+            _combo(PAIRED, task, impl, n, None),  # the paired ratios that bound the row, at every count
+        ]
     if kind == Kind.HEAD_VS_BASE:  # the head timed against the base in lockstep: a pass of the head's side
         return [_combo(AGAINST_BASE, task, impl, n, t)]
     if kind == Kind.COLLECTOR_VS_BASELINE:

@@ -71,7 +71,8 @@ def test_each_kind_selects_exactly_the_benchmarks_behind_it():
             for i in ("assembled", "handwritten")
             for t in THREADS
         ),
-        "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 2)",
+        # the paired ratios that bound the row, at every count
+        *(f"hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, {t})" for t in THREADS),
     }
     assert pick(_row("collector_vs_baseline")) == {
         "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)"
@@ -241,3 +242,37 @@ def test_the_profile_gives_the_paired_tracks_their_rounds_explicitly():
     assert "-a" not in exact and "-a" not in hot
     assert paired[paired.index("-a") + 1] == f"rounds={domain.PAIRED_ROUNDS}" and domain.PAIRED_ROUNDS >= 2
     assert [a for a in domain.gate_asv_runs(5)[1] if a.startswith("rounds=")] == ["rounds=5"]
+
+
+def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch, tmp_path):
+    """A docs-only head is not measured: its undecided rows are the base's, so the base gets their rounds."""
+    from gate.cli import measure
+    from gate.domain import Verdict
+
+    calls = []
+    monkeypatch.setattr(measure, "_per_process", lambda results, sha: {})
+    monkeypatch.setattr(measure, "_asv_calls", lambda batch, *, side, **kw: calls.append((side.name, batch)))
+    policy = {"max_rounds": 8, "baseline": "handwritten"}
+    undecided = SimpleNamespace(
+        verdict=Verdict.INCONCLUSIVE, policy=policy, comparisons=[_row("collector_vs_baseline")]
+    )
+    decided = SimpleNamespace(verdict=Verdict.APPROVE, policy=policy, comparisons=[])
+
+    class Judge:  # evaluates again after the rounds: decided now
+        base, head = "b" * 40, "h" * 40
+
+        def __call__(self, *, quiet=False):
+            return decided
+
+    judge = Judge()
+    base = SimpleNamespace(name="base", sha="b" * 40, results=tmp_path)
+    console = SimpleNamespace(print=lambda *a, **k: None)
+    out = measure.more_rounds(
+        judge, undecided, "m1", time.monotonic() + 3600, {"base": base}, tmp_path, console, again=""
+    )
+    assert out is decided
+    [(side, [(extra, _)])] = calls
+    assert side == "base"
+    assert _selected([a for a in extra if "(" in a]) == {
+        "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)"
+    }

@@ -312,6 +312,40 @@ def test_best_threads(time, cost):
         check(rows, Kind.BEST_THREADS, expected(time, cost))
 
 
+@pytest.mark.parametrize(
+    ("at_baselines", "at_impls", "want", "threads", "says"),
+    [
+        ("pass", "undecided", Decision.PASS, 2, "bounded above"),
+        ("pass", "fail", Decision.PASS, 2, "bounded above"),
+        ("fail", "fail", Decision.FAIL, 1, "bounded below"),
+        ("undecided", "fail", Decision.FAIL, 1, "bounded below"),
+        ("fail", "pass", Decision.FAIL, 1, "raw times"),  # neither bound decides: times across processes
+        ("undecided", "pass", Decision.FAIL, 1, "raw times"),
+    ],
+)
+def test_best_threads_at_different_counts_is_bounded_by_paired_ratios(
+    at_baselines, at_impls, want, threads, says
+):
+    """The baseline fastest at 2 threads, the implementation at 1: the paired ratio at 2 threads bounds the row
+    from above (a pass decides), the one at 1 thread from below (a fail decides); raw times only when neither
+    does. The raw times here say the implementation is 1.5x slower (0.9 at 1 thread against 0.6)."""
+    cells = [
+        timed(TIME, [0.9] * 5, impl=BASELINE, threads=1),
+        timed(TIME, [0.6] * 5, impl=BASELINE, threads=2),
+    ]
+    cells += [timed(TIME, [0.9] * 5, impl=IMPL, threads=1), timed(TIME, [1.0] * 5, impl=IMPL, threads=2)]
+    cells += [
+        timed(PAIRED, TIME_STATES[at_baselines], threads=2),
+        timed(PAIRED, TIME_STATES[at_impls], threads=1),
+    ]
+    [row] = [r for r in judge(best_threads, cells) if r.kind == Kind.BEST_THREADS]
+    assert (row.decision, row.signal, row.threads) == (want, Signal.TIME, threads), row.reason
+    if says == "raw times":
+        assert "bounded" not in row.detail and row.estimate.design == "unpaired"
+    else:
+        assert says in row.detail and row.estimate.design == "paired"
+
+
 def test_multi_thread_rows_carry_the_one_thread_cost():
     """The cost is measured at 1 thread and backs the same kernel and scale at every thread count."""
     cells = [timed(TIME, [1.0] * 5, impl=i, threads=2) for i in (BASELINE, IMPL)]
