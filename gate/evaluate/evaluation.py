@@ -99,6 +99,8 @@ def evaluate(
         rows += meter.rows(
             lineage, head_runs, base_runs, required, labels, base_sha=base_sha, head_sha=head_sha
         )
+    judged_runs = {**{key: base_runs.get(key, []) for key in reused}, **head_runs}
+    rows += meter.baselines(judged_runs, required, labels, policy.baseline)
     dropped: list[str] = []
     for (m, placement), cells in sorted(head_by.items()):
         ctx = Context(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gate.domain import Kind
+from gate.domain import Decision, Kind
 from gate.evaluate.row import Row
 from gate.lineage import Lineage, findings
 
@@ -69,3 +69,30 @@ def reused(
             f"on base {base_sha[:12]}'s results on {machines}, nothing measured again"
         )
     return reusable
+
+
+def baselines(runs: dict, required: list[str], labels: dict, baseline: str) -> list[Row]:
+    """An error row per machine and placement whose paired results were measured against another implementation
+    than the policy's ``baseline``: its implementation-vs-baseline rows would judge against the wrong kernel.
+    ``runs``: the provenance of the runs judged there (the head's, or the base's where they stand for it)."""
+    out = []
+    for (machine, placement), found in sorted(runs.items()):
+        paired = sorted({r["baseline"] for r in found if r.get("baseline")})
+        if machine not in required or not paired or paired == [baseline]:
+            continue
+        out.append(
+            Row(
+                machine=machine,
+                kind=Kind.METER,
+                baseline=baseline,
+                detail=labels.get(placement, ""),
+                decision=Decision.ERROR,
+                reason=(
+                    f"the paired results here were measured against {', '.join(paired)}, and the policy's baseline "
+                    f"is {baseline}: implementation-vs-baseline rows would judge against the wrong kernel. Set "
+                    f'baseline = "{paired[0]}" in the base\'s fusegate-policy.toml, or measure with a meter that '
+                    f"pairs against {baseline}"
+                ),
+            )
+        )
+    return out

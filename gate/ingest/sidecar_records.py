@@ -94,9 +94,11 @@ class Pair(BaseModel):
 
 
 class PairedRecord(CellRecord):
-    """In-process pairs of an implementation and what it is timed against (``SIDECAR_PAIRED``)."""
+    """In-process pairs of an implementation and what it is timed against (``SIDECAR_PAIRED``): the baseline
+    implementation, or ``base`` for the head timed against the base in lockstep."""
 
     pairs: list[Pair]
+    baseline: Name | None = None  # absent in records of meters that did not say
 
     @model_validator(mode="after")
     def _some_pairs(self) -> PairedRecord:
@@ -222,7 +224,23 @@ def provenance_of(records: list[dict], file: str) -> dict:
         if len(text) > sidecar.MAX_MESSAGE:
             raise IngestError(file, f"{where}.problems[{i}]", f"longer than {sidecar.MAX_MESSAGE} characters")
     plain(value, file, where=where)
-    return {k: value[k] for k in ("subject", "meter", "meter_commit", "problems", "against") if k in value}
+    out = {k: value[k] for k in ("subject", "meter", "meter_commit", "problems", "against") if k in value}
+    if baseline := _baseline_of(records, file):
+        out["baseline"] = baseline
+    return out
+
+
+def _baseline_of(records: list[dict], file: str) -> str | None:
+    """The implementation the run's implementation-vs-baseline pairs were timed against (None: not recorded)."""
+    kinds = (sidecar.PAIRED, sidecar.COLLECTOR_PAIRED)
+    found = sorted({r["baseline"] for r in records if r["kind"] in kinds and r.get("baseline")})
+    if len(found) > 1:
+        raise IngestError(
+            file,
+            "sidecar.baseline",
+            f"one commit's pairs were timed against {', '.join(found)}: a run pairs against one baseline",
+        )
+    return found[0] if found else None
 
 
 def placement_of(records: list[dict], file: str) -> tuple[dict, dict, dict]:

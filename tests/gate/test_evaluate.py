@@ -11,7 +11,7 @@ from gate import cli
 from gate.api.schemas import EvaluationOut
 from gate.services.calibration import calibrate
 from gate.services.verdicts import evaluate_and_store
-from gate.store import db
+from gate.store import db, queries
 from tests.gate import asv_results, gitrepo
 from tests.gate.test_ingest import _ingest
 
@@ -428,3 +428,23 @@ def test_reevaluating_the_store_gives_the_stored_rows_and_names_a_change(
         after = reevaluate.judged(session, repo=path)
     found = reevaluate.differences(before, after)
     assert found and all(f.startswith(f"{base[:12]} -> {head[:12]}") for f in found)
+
+
+def test_pairs_timed_against_another_baseline_than_the_policys_are_an_error_row(store_url, tmp_path):
+    """The meter records what it paired against; a policy naming another baseline gets an error, not rows that
+    judge against the wrong kernel."""
+    path = tmp_path / "repo"
+    base = gitrepo.commit(path, policy='compare = ["assembled"]\nbaseline = "numpy"\n')
+    head = gitrepo.commit(path, message="a change")
+    _ingest(store_url, _measure(tmp_path / "a", base))
+    _ingest(store_url, _measure(tmp_path / "b", head, seed=3))
+    with db.transaction(store_url) as session:
+        [runs] = queries.provenances(session, commit_sha=head).values()
+        assert [r["baseline"] for r in runs] == ["handwritten"]  # recorded from the paired records
+    e = _evaluate(store_url, path, base, head)
+    [row] = [c for c in e.comparisons if c.kind == "meter"]
+    assert (row.decision, row.baseline) == ("error", "numpy") and "against handwritten" in row.reason
+    assert e.verdict == "error"
+    good = gitrepo.commit(path, policy='compare = ["assembled"]\n', message="the meter's baseline")
+    _ingest(store_url, _measure(tmp_path / "c", good, seed=4))
+    assert not [c for c in _evaluate(store_url, path, good, head).comparisons if c.kind == "meter"]

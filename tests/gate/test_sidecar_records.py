@@ -97,6 +97,7 @@ CASES = [
     (sidecar.PAIRED, "num_envs", True, "num_envs", "1..2147483647"),
     (sidecar.PAIRED, "num_envs", "64", "num_envs", "1..2147483647"),
     (sidecar.PAIRED, "pairs", [], "pairs", "empty"),
+    (sidecar.PAIRED, "baseline", "", "baseline", "1-64 printable"),
     (sidecar.PAIRED, "pairs/0/base_s", -1.0, "pairs[0].base_s", "positive and finite"),
     (sidecar.PAIRED, "pairs/0/impl_s", float("inf"), "pairs[0].impl_s", "positive and finite"),
     (sidecar.AGAINST_BASE, "pairs/0/base_s", 5e-324, "pairs[0]", "finite positive ratio"),
@@ -120,3 +121,14 @@ def test_a_bad_field_is_refused_naming_record_and_field(kind, path, value, field
     assert info.value.file == "sidecar[1]"
     assert info.value.field.startswith(field), info.value
     assert says in info.value.message, info.value
+
+
+def test_the_baseline_the_pairs_were_timed_against_is_recorded_and_one_per_run():
+    paired, collector = good(sidecar.PAIRED), good(sidecar.COLLECTOR_PAIRED)
+    paired["baseline"] = "handwritten"
+    assert sidecar_records.provenance_of([paired, collector], "f.json") == {"baseline": "handwritten"}
+    assert sidecar_records.provenance_of([good(sidecar.PAIRED)], "f.json") == {}  # not recorded: not claimed
+    paired["baseline"] = "numpy"
+    with pytest.raises(IngestError, match="timed against handwritten, numpy") as info:
+        sidecar_records.provenance_of([paired, collector], "f.json")
+    assert (info.value.file, info.value.field) == ("f.json", "sidecar.baseline")
