@@ -1,5 +1,6 @@
 """Lint and format are part of the test command (ruff, configured in pyproject.toml)."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,18 @@ def test_the_formatter_output_is_accepted_everywhere():
         if any(m in line for m in markers)
     ]
     assert opted_out == []
+
+
+def test_no_test_module_imports_another_ones_helpers():
+    """What tests share lives in builder modules (tests/gate/builders.py, asv_results.py, gitrepo.py), so a test
+    file can change without breaking another."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in (ROOT / "tests").rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"^\s*from tests\.[\w.]*\btest_\w+ import", line)
+    ]
+    assert found == []
 
 
 def test_every_source_directory_is_a_package():

@@ -16,7 +16,7 @@ from gate.ingest import bundle as bundles
 from gate.services import results, verdicts
 from gate.store import db
 from tests.gate import gitrepo
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 STAGES = {  # (file suffix, function) -> what the table calls it
     ("gate/services/results.py", "arrived"): "arrived (all below)",
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     url = f"sqlite:///{tmp}/gate.db"
     db.upgrade(url)
     bodies = [
-        asv_dir.read(_measure(tmp / str(i), head if i % 2 else base, machine=f"m-{i:03d}", seed=i))[0]
+        asv_dir.read(measure_results(tmp / str(i), head if i % 2 else base, machine=f"m-{i:03d}", seed=i))[0]
         .model_dump_json()
         .encode()
         for i in range(args.uploads + 2)

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 from gate.ingest import asv_dir
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 
 def _rate(fn, n: int, concurrency: int) -> dict:
@@ -51,7 +51,9 @@ def _bodies(n: int, base: str, head: str, prefix: str) -> list[str]:
         bodies = []
         for i in range(n):
             sha = head if i % 2 else base
-            [b] = asv_dir.read(_measure(Path(tmp) / str(i), sha, machine=f"{prefix}-{i // 2:04d}", seed=i))
+            [b] = asv_dir.read(
+                measure_results(Path(tmp) / str(i), sha, machine=f"{prefix}-{i // 2:04d}", seed=i)
+            )
             bodies.append(b.model_dump_json())
     return bodies
 

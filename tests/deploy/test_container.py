@@ -19,7 +19,7 @@ import pytest
 from gate.api.background import free_port
 from gate.ingest import asv_dir
 from tests.gate import gitrepo
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 pytestmark = pytest.mark.container
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,7 +110,7 @@ def test_a_runner_uploads_and_reads_the_verdict_through_either_replica(stack):
     token = _token(stack, "runner-1", "--machine", "runner-1")
     one, two = stack["urls"]
     for sha, seed in ((stack["base"], 1), (stack["head"], 2)):
-        results = _measure(stack["root"] / f"m-{seed}", sha, seed=seed)
+        results = measure_results(stack["root"] / f"m-{seed}", sha, seed=seed)
         runner_env = {**stack["env"], "FUSEGATE_URL": one, "FUSEGATE_TOKEN": token}
         _run(
             str(Path(sys.executable).parent / "fusegate"),
@@ -136,7 +136,7 @@ def test_a_runner_uploads_and_reads_the_verdict_through_either_replica(stack):
     assert (
         httpx.get(f"{two}/pr/{stack['base']}/{stack['head']}", timeout=60).status_code == 200
     )  # the dashboard
-    other = _measure(stack["root"] / "other", stack["head"], machine="runner-2", seed=3)
+    other = measure_results(stack["root"] / "other", stack["head"], machine="runner-2", seed=3)
     [bundle] = asv_dir.read(other)
     json_headers = {**headers, "Content-Type": "application/json"}
     refused = httpx.post(
@@ -150,7 +150,7 @@ def test_twenty_concurrent_uploads_split_across_two_replicas_land_once(stack):
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     bodies = []
     for i in range(20):
-        results = _measure(
+        results = measure_results(
             stack["root"] / f"fleet-{i}", stack["head"], machine=f"fleet-{i:02d}", seed=100 + i
         )
         [bundle] = asv_dir.read(results)

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from benchmarks import scenarios
-from tests.gate.test_measure_end_to_end import NARROW, WHO, _copy_of_this_tree, _git
+from tests.gate.builders import NARROW, WHO, copy_of_this_tree, git_as_tester
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "deploy" / "github" / "fusegate-hosted.yml"
@@ -38,11 +38,11 @@ def test_the_job_checks_out_the_base_runs_for_forks_and_its_exit_code_is_the_che
 def test_the_script_rejects_a_head_with_more_instructions_and_writes_the_summary(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
-    base = _copy_of_this_tree(repo)
+    base = copy_of_this_tree(repo)
     scenarios.apply(repo, scenarios.SCENARIOS["extra_work"], "hosted")
-    _git(repo, "commit", "-q", "-am", "head: extra work in the assembled g1_walk kernel")
-    head = _git(repo, "rev-parse", "HEAD")
-    _git(repo, "checkout", "-q", "--detach", base)  # the workflow checks out the base
+    git_as_tester(repo, "commit", "-q", "-am", "head: extra work in the assembled g1_walk kernel")
+    head = git_as_tester(repo, "rev-parse", "HEAD")
+    git_as_tester(repo, "checkout", "-q", "--detach", base)  # the workflow checks out the base
     summary = tmp_path / "summary.md"
     env = {**os.environ, **WHO, **NARROW, "GITHUB_STEP_SUMMARY": str(summary)}
     env.pop("VIRTUAL_ENV", None)

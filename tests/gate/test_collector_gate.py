@@ -4,52 +4,17 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from gate.ingest import bundle
 from tests.gate import asv_results, gitrepo
-from tests.gate.test_cost_signal import _costs
-from tests.gate.test_evaluate import POLICY, _by_decision, _evaluate
-from tests.gate.test_ingest import _ingest
+from tests.gate.builders import POLICY, by_decision, collector_results, evaluate_pair, ingest
 
 BROKEN = (
     "Collector('g1_motion', 'assembled', num_envs=64, threads=1) raised ValueError: plan 3f2a has no 'obs' "
     "observation group for the policy; reproduce: fusegate collect --check --task g1_motion --impl assembled "
     "--num-envs 64 --threads 1 --steps 16"
 )
-
-
-def _steps(effect=lambda cell: 1.0, seed=0, processes=5):
-    """Per process, 12 (hand-written, implementation) step times of ~30 ms; the implementation ``effect(cell)``
-    times slower."""
-    rng = np.random.default_rng(seed)
-
-    def collector(cell):
-        out = []
-        for _ in range(processes):
-            base = 0.03 * rng.lognormal(0, 0.05) * rng.lognormal(0, 0.02, 12)  # a process level, then pairs
-            out.append(list(zip(base, base * effect(cell) * rng.lognormal(0, 0.01, 12), strict=True)))
-        return out
-
-    return collector
-
-
-def _measure(root, commit, *, seed=0, effect=lambda cell: 1.0, cost_scale=lambda cell: 1.0, failed=None):
-    rng = np.random.default_rng(seed)
-    return asv_results.write(
-        root,
-        machine="runner-1",
-        commit=commit,
-        times=lambda cell: (
-            None if cell["impl"] == "numpy" and cell["threads"] == 2 else 1e-3 * rng.lognormal(0, 0.02, 50)
-        ),
-        pairs=lambda cell: [rng.lognormal(0, 0.03, 40) for _ in range(5)],
-        costs=_costs(),
-        collector=_steps(effect, seed),
-        collector_costs=_costs(cost_scale),
-        collector_failed=failed,
-    )
 
 
 @pytest.fixture
@@ -63,9 +28,9 @@ def _rows(evaluation, kind):
 
 def test_an_unchanged_collector_passes_with_its_phases_and_cost(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=2))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, collector_results(tmp_path / "a", base, seed=1))
+    ingest(store_url, collector_results(tmp_path / "b", head, seed=2))
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "approve", [c for c in e.comparisons if c.decision != "pass"]
     paired = _rows(e, "collector_vs_baseline")
     assert set(paired) == {("g1_walk", "assembled"), ("g1_motion", "assembled")}  # the policy's compare
@@ -85,11 +50,14 @@ def test_an_unchanged_collector_passes_with_its_phases_and_cost(store_url, tmp_p
 
 def test_a_collector_that_fails_to_construct_rejects_naming_task_impl_and_error(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=2, failed={("g1_motion", "assembled"): BROKEN}))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, collector_results(tmp_path / "a", base, seed=1))
+    ingest(
+        store_url,
+        collector_results(tmp_path / "b", head, seed=2, failed={("g1_motion", "assembled"): BROKEN}),
+    )
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "reject"
-    (row,) = _by_decision(e, "fail")
+    (row,) = by_decision(e, "fail")
     assert (row.kind, row.task, row.impl, row.num_envs, row.threads) == (
         "correctness",
         "g1_motion",
@@ -102,16 +70,16 @@ def test_a_collector_that_fails_to_construct_rejects_naming_task_impl_and_error(
     # nothing else stands in for it: no paired row, no "measured on base but not on head" error
     assert ("g1_motion", "assembled") not in _rows(e, "collector_vs_baseline")
     assert ("g1_motion", "assembled") not in _rows(e, "collector_head_vs_base")
-    assert not _by_decision(e, "error")
+    assert not by_decision(e, "error")
 
 
 def test_a_slower_collector_step_fails_by_time_and_more_instructions_fail_by_cost(store_url, tmp_path, repo):
     path, base, head = repo
     walk = lambda c: c["task"] == "g1_walk"  # noqa: E731
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(
+    ingest(store_url, collector_results(tmp_path / "a", base, seed=1))
+    ingest(
         store_url,
-        _measure(
+        collector_results(
             tmp_path / "b",
             head,
             seed=2,
@@ -119,7 +87,7 @@ def test_a_slower_collector_step_fails_by_time_and_more_instructions_fail_by_cos
             cost_scale=lambda c: 1.03 if walk(c) and c["impl"] == "handwritten" else 1.0,
         ),
     )
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "reject"
     paired = _rows(e, "collector_vs_baseline")
     assert (paired[("g1_walk", "assembled")].decision, paired[("g1_walk", "assembled")].signal) == (
@@ -135,7 +103,7 @@ def test_a_slower_collector_step_fails_by_time_and_more_instructions_fail_by_cos
 
 
 def test_collector_paired_records_are_validated_at_the_boundary(tmp_path):
-    results = _measure(tmp_path / "a", "a" * 40)
+    results = collector_results(tmp_path / "a", "a" * 40)
     (sidecar,) = (tmp_path / "a" / "fusegate").glob("*/records.jsonl")
     text = sidecar.read_text().replace('"kernel": 0.4', '"kernel": -1.0', 1)
     sidecar.write_text(text)
@@ -162,9 +130,12 @@ def test_the_pr_page_and_comment_show_collector_rows_with_the_hot_slice_ones(sto
     from gate.policy import Policy
 
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=2, failed={("g1_motion", "assembled"): BROKEN}))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, collector_results(tmp_path / "a", base, seed=1))
+    ingest(
+        store_url,
+        collector_results(tmp_path / "b", head, seed=2, failed={("g1_motion", "assembled"): BROKEN}),
+    )
+    e = evaluate_pair(store_url, path, base, head)
     with TestClient(create_app(database_url=store_url, repo=path)) as client:
         page = client.get(f"/pr/{base}/{head}")
     assert page.status_code == 200
@@ -195,11 +166,11 @@ def test_a_baseline_left_unpaired_by_failed_collectors_is_not_an_error(store_url
     failed = {
         ("g1_motion", impl): BROKEN.replace("'assembled'", repr(impl)) for impl in asv_results.PAIRED_IMPLS
     }
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=2, failed=failed))
-    e = _evaluate(store_url, path, base, head)
-    assert e.verdict == "reject" and not _by_decision(e, "error")
-    assert {(c.kind, c.impl) for c in _by_decision(e, "fail")} == {
+    ingest(store_url, collector_results(tmp_path / "a", base, seed=1))
+    ingest(store_url, collector_results(tmp_path / "b", head, seed=2, failed=failed))
+    e = evaluate_pair(store_url, path, base, head)
+    assert e.verdict == "reject" and not by_decision(e, "error")
+    assert {(c.kind, c.impl) for c in by_decision(e, "fail")} == {
         ("correctness", impl) for impl in asv_results.PAIRED_IMPLS
     }
     assert ("g1_motion", "handwritten") not in _rows(e, "collector_head_vs_base")

@@ -8,71 +8,10 @@ import numpy as np
 import pytest
 
 from gate import cli
-from gate.api.schemas import EvaluationOut
 from gate.services.calibration import calibrate
-from gate.services.verdicts import evaluate_and_store
 from gate.store import db, queries
 from tests.gate import asv_results, gitrepo
-from tests.gate.test_ingest import _ingest
-
-POLICY = 'compare = ["assembled"]\nmargin = 0.03\nhead_vs_base_margin = 0.05\n'
-
-
-def _measure(
-    root,
-    commit,
-    *,
-    machine="runner-1",
-    slow=None,
-    paired_effect=None,
-    failed=frozenset(),
-    skip=None,
-    skip_pairs=None,
-    seed=0,
-    date=None,
-    costs=None,
-    messages=None,
-    noise=0.02,
-    provenance=None,
-    against=None,
-    lockstep_with=None,
-):
-    """asv results for a commit: ``slow(cell)`` multiplies times, ``paired_effect(cell)`` the impl/hand ratio,
-    ``costs(cell)`` gives the cost suite's values (``asv_results.write``); ``noise`` is the times' log sigma.
-    ``lockstep_with=BASE``: the commit was also timed against BASE in lockstep, with ``slow``'s effect."""
-    rng = np.random.default_rng(seed)
-
-    def times(cell):
-        if cell["impl"] == "numpy" and cell["threads"] == 2:
-            return None
-        if skip and skip(cell):
-            return None
-        scale = 1e-3 * cell["num_envs"] / 4096 * (slow(cell) if slow else 1.0)
-        return scale * rng.lognormal(0, noise, 50)  # 5 asv rounds of REPEAT samples
-
-    def pairs(cell):
-        if (skip and skip(cell)) or (skip_pairs and skip_pairs(cell)):
-            return None
-        effect = paired_effect(cell) if paired_effect else 1.0
-        return [effect * rng.lognormal(0, 0.03, 40) for _ in range(5)]  # 5 processes
-
-    if lockstep_with is not None:
-        provenance = {**(provenance or {}), "against": lockstep_with}
-        if against is None:
-            against = lambda c: [(slow(c) if slow else 1.0) * rng.lognormal(0, 0.03, 30) for _ in range(3)]  # noqa: E731
-    return asv_results.write(
-        root,
-        machine=machine,
-        commit=commit,
-        times=times,
-        pairs=pairs,
-        failed=failed,
-        date=date,
-        costs=costs,
-        messages=messages,
-        provenance=provenance,
-        against=against,
-    )
+from tests.gate.builders import POLICY, by_decision, evaluate_pair, ingest, measure_results
 
 
 @pytest.fixture
@@ -80,22 +19,11 @@ def repo(tmp_path):
     return gitrepo.base_and_head(tmp_path / "repo", policy=POLICY)
 
 
-def _evaluate(url, repo_path, base, head, **kw) -> EvaluationOut:
-    with db.transaction(url) as session:
-        return EvaluationOut.model_validate(
-            evaluate_and_store(session, repo=repo_path, base_sha=base, head_sha=head, **kw)
-        )
-
-
-def _by_decision(evaluation, decision):
-    return [c for c in evaluation.comparisons if c.decision == decision]
-
-
 def test_unchanged_head_is_approved(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=2))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, measure_results(tmp_path / "a", base, seed=1))
+    ingest(store_url, measure_results(tmp_path / "b", head, seed=2))
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "approve", [c for c in e.comparisons if c.decision != "pass"]
     kinds = {c.kind for c in e.comparisons}
     assert kinds == {"impl_vs_baseline", "best_threads", "head_vs_base", "paired_head_vs_base"}
@@ -108,10 +36,10 @@ def test_unchanged_head_is_approved(store_url, tmp_path, repo):
 def test_a_slow_assembled_kernel_is_rejected_naming_the_cells(store_url, tmp_path, repo):
     path, base, head = repo
     slow = {("g1_walk", 32768, 1), ("g1_walk", 32768, 2)}
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(
         store_url,
-        _measure(
+        measure_results(
             tmp_path / "b",
             head,
             paired_effect=lambda c: (
@@ -119,68 +47,67 @@ def test_a_slow_assembled_kernel_is_rejected_naming_the_cells(store_url, tmp_pat
             ),
         ),
     )
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "reject"
-    failed = {
-        (c.task, c.num_envs, c.threads) for c in _by_decision(e, "fail") if c.kind == "impl_vs_baseline"
-    }
+    failed = {(c.task, c.num_envs, c.threads) for c in by_decision(e, "fail") if c.kind == "impl_vs_baseline"}
     assert failed == slow
     assert all(
-        1.2 < c.ratio < 1.3 and c.low > 1.03 for c in _by_decision(e, "fail") if c.kind == "impl_vs_baseline"
+        1.2 < c.ratio < 1.3 and c.low > 1.03 for c in by_decision(e, "fail") if c.kind == "impl_vs_baseline"
     )
 
 
 def test_extra_impls_only_add_checks(store_url, tmp_path, repo):
     """--impl assembled_generic judges the generic kernel too; a 3x slower one is rejected."""
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(
         store_url,
-        _measure(
+        measure_results(
             tmp_path / "b", head, paired_effect=lambda c: 3.0 if c["impl"] == "assembled_generic" else 1.0
         ),
     )
-    assert _evaluate(store_url, path, base, head).verdict == "approve"
-    e = _evaluate(store_url, path, base, head, extra_impls=["assembled_generic"])
+    assert evaluate_pair(store_url, path, base, head).verdict == "approve"
+    e = evaluate_pair(store_url, path, base, head, extra_impls=["assembled_generic"])
     assert e.verdict == "reject"
-    assert {c.impl for c in _by_decision(e, "fail")} == {"assembled_generic"}
+    assert {c.impl for c in by_decision(e, "fail")} == {"assembled_generic"}
 
 
 def test_head_slower_than_base_is_rejected(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(
         store_url,
-        _measure(
+        measure_results(
             tmp_path / "b",
             head,
             slow=lambda c: 1.2 if c["impl"] == "handwritten" and c["threads"] == 1 else 1.0,
             lockstep_with=base,
         ),
     )
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "reject"
-    failed = {(c.kind, c.impl, c.threads) for c in _by_decision(e, "fail")}
+    failed = {(c.kind, c.impl, c.threads) for c in by_decision(e, "fail")}
     assert failed == {("head_vs_base", "handwritten", 1)}
 
 
 def test_a_parity_failure_rejects_whatever_the_timings(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(
-        store_url, _measure(tmp_path / "b", head, failed=frozenset({("g1_motion", "assembled", 4096, 2)}))
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(
+        store_url,
+        measure_results(tmp_path / "b", head, failed=frozenset({("g1_motion", "assembled", 4096, 2)})),
     )
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "reject"
-    [*rows] = [c for c in _by_decision(e, "fail") if c.kind == "correctness"]
+    [*rows] = [c for c in by_decision(e, "fail") if c.kind == "correctness"]
     assert {(c.task, c.impl, c.num_envs, c.threads) for c in rows} == {("g1_motion", "assembled", 4096, 2)}
 
 
 def test_missing_data_is_an_error_never_an_approval(store_url, tmp_path, repo):
     path, base, head = repo
-    assert _evaluate(store_url, path, base, head).verdict == "error"  # nothing measured at all
-    _ingest(store_url, _measure(tmp_path / "b", head))
-    e = _evaluate(store_url, path, base, head)  # base never measured
+    assert evaluate_pair(store_url, path, base, head).verdict == "error"  # nothing measured at all
+    ingest(store_url, measure_results(tmp_path / "b", head))
+    e = evaluate_pair(store_url, path, base, head)  # base never measured
     assert e.verdict == "error"
     assert any("base" in c.reason and c.decision == "error" for c in e.comparisons)
 
@@ -189,9 +116,9 @@ def test_a_required_machine_without_results_is_an_error(store_url, tmp_path):
     path = tmp_path / "repo"
     base = gitrepo.commit(path, policy=POLICY + 'required_machines = ["runner-1", "runner-2"]\n')
     head = gitrepo.commit(path)
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(store_url, _measure(tmp_path / "b", head))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(store_url, measure_results(tmp_path / "b", head))
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "error"
     [missing] = [c for c in e.comparisons if c.kind == "machine"]
     assert missing.machine == "runner-2" and missing.decision == "error"
@@ -203,11 +130,11 @@ def _one_cell(c):
 
 def test_a_cell_without_paired_samples_is_an_error(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(store_url, _measure(tmp_path / "b", head, skip_pairs=_one_cell))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(store_url, measure_results(tmp_path / "b", head, skip_pairs=_one_cell))
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "error"
-    [row] = _by_decision(e, "error")
+    [row] = by_decision(e, "error")
     assert (row.kind, row.task, row.impl, row.num_envs, row.threads) == (
         "impl_vs_baseline",
         "g1_walk",
@@ -223,11 +150,11 @@ def test_a_cell_the_heads_profile_dropped_is_named_not_compared(store_url, tmp_p
     one scale only): no head-vs-base row for it, a reason that names it; a compared implementation's missing
     paired cell is still an error."""
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(store_url, _measure(tmp_path / "b", head, skip=_one_cell))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(store_url, measure_results(tmp_path / "b", head, skip=_one_cell))
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "error"
-    reasons = {(c.kind, c.reason) for c in _by_decision(e, "error")}
+    reasons = {(c.kind, c.reason) for c in by_decision(e, "error")}
     assert not any(kind == "head_vs_base" for kind, _ in reasons)
     assert any(kind == "impl_vs_baseline" and "no paired samples" in r for kind, r in reasons)
     assert any(
@@ -239,13 +166,13 @@ def test_a_cell_the_heads_profile_dropped_is_named_not_compared(store_url, tmp_p
 
 def test_a_benchmark_the_head_did_not_run_at_all_is_an_error(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
+    ingest(store_url, measure_results(tmp_path / "a", base))
     costs = {"instructions": 1e6, "l1_misses": 1e4, "ll_misses": 1e3, "estimated_cycles": 2e6}
-    _ingest(store_url, _measure(tmp_path / "b", head, skip=lambda c: True, costs=lambda c: costs))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, measure_results(tmp_path / "b", head, skip=lambda c: True, costs=lambda c: costs))
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "error"
     assert ("head_vs_base", "measured on base but not on head") in {
-        (c.kind, c.reason) for c in _by_decision(e, "error")
+        (c.kind, c.reason) for c in by_decision(e, "error")
     }
 
 
@@ -254,12 +181,14 @@ def test_the_policy_comes_from_the_base_commit_not_the_head(store_url, tmp_path)
     path = tmp_path / "repo"
     base = gitrepo.commit(path, policy=POLICY)
     head = gitrepo.commit(path, policy='compare = ["assembled"]\nmargin = 0.5\n', message="relax the gate")
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(
         store_url,
-        _measure(tmp_path / "b", head, paired_effect=lambda c: 1.2 if c["impl"] == "assembled" else 1.0),
+        measure_results(
+            tmp_path / "b", head, paired_effect=lambda c: 1.2 if c["impl"] == "assembled" else 1.0
+        ),
     )
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "reject"
     assert e.policy["margin"] == 0.03 and base[:12] in e.policy_source
 
@@ -268,13 +197,13 @@ def test_calibration_raises_the_margin_of_cross_process_cells(store_url, tmp_pat
     path, base, head = repo
     aa = gitrepo.commit(path, message="A/A: same tree as head")
     noisy = lambda c: 1.15 if c["threads"] == 2 else 1.0  # noqa: E731
-    _ingest(store_url, _measure(tmp_path / "a", head, seed=3))
-    _ingest(store_url, _measure(tmp_path / "b", aa, slow=noisy, seed=4))
+    ingest(store_url, measure_results(tmp_path / "a", head, seed=3))
+    ingest(store_url, measure_results(tmp_path / "b", aa, slow=noisy, seed=4))
     with db.transaction(store_url) as session:
         floors = calibrate(session, base_sha=head, head_sha=aa)
     assert floors[("runner-1", 2)].noise_floor > 0.10 > floors[("runner-1", 1)].noise_floor
-    _ingest(store_url, _measure(tmp_path / "c", base, seed=5))
-    e = _evaluate(store_url, path, base, aa)
+    ingest(store_url, measure_results(tmp_path / "c", base, seed=5))
+    e = evaluate_pair(store_url, path, base, aa)
     two = [c for c in e.comparisons if c.kind == "head_vs_base" and c.threads == 2]
     # the floor makes a fail harder (15% noise is not a regression) but never widens the pass margin
     assert two and all(c.margin == 0.05 and "noise floor" in c.reason and c.decision != "fail" for c in two)
@@ -285,8 +214,10 @@ def test_cli_gate_exit_codes_and_json(tmp_path, repo, monkeypatch, capsys):
     path, base, head = repo
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     monkeypatch.setenv("FUSEGATE_REPO", str(path))
-    _measure(tmp_path / "m", base)
-    results = _measure(tmp_path / "m", head, paired_effect=lambda c: 1.3 if c["impl"] == "assembled" else 1.0)
+    measure_results(tmp_path / "m", base)
+    results = measure_results(
+        tmp_path / "m", head, paired_effect=lambda c: 1.3 if c["impl"] == "assembled" else 1.0
+    )
     code = cli.main(
         ["gate", "--base", base, "--head", "main", "--results", str(results), "--db", url, "--json"]
     )
@@ -306,15 +237,15 @@ def test_cli_gate_exit_codes_and_json(tmp_path, repo, monkeypatch, capsys):
 
 def test_a_head_measured_on_other_hardware_under_the_same_name_is_an_error(store_url, tmp_path, repo):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    results = _measure(tmp_path / "b", head)
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    results = measure_results(tmp_path / "b", head)
     [sidecar] = (tmp_path / "b" / "fusegate" / head[:8]).glob("*.jsonl")
     lines = [json.loads(x) for x in sidecar.read_text().splitlines()]
     for line in lines:
         line["machine"]["cpu_model"] = "another CPU"
     sidecar.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    _ingest(store_url, results)
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, results)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "error"
     assert any(c.kind == "machine" and "hardware fingerprint differs" in c.reason for c in e.comparisons)
 
@@ -323,7 +254,7 @@ def test_one_process_is_not_enough_to_pass(store_url, tmp_path, repo):
     path, base, head = repo
     rng = np.random.default_rng(9)
     for root, sha in ((tmp_path / "a", base), (tmp_path / "b", head)):
-        _ingest(
+        ingest(
             store_url,
             asv_results.write(
                 root,
@@ -335,7 +266,7 @@ def test_one_process_is_not_enough_to_pass(store_url, tmp_path, repo):
                 pairs=lambda cell: [rng.lognormal(0, 0.01, 40)],
             ),
         )
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "inconclusive"
     assert all(c.decision == "inconclusive" for c in e.comparisons)
     # paired cells tight enough to pass say what is missing
@@ -345,11 +276,11 @@ def test_one_process_is_not_enough_to_pass(store_url, tmp_path, repo):
 def test_extra_impl_cells_cannot_dilute_the_policys_fails(store_url, tmp_path, repo):
     """--impl adds its own FDR family: many clean extra cells leave a real fail a fail."""
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
+    ingest(store_url, measure_results(tmp_path / "a", base))
     slow = lambda c: 1.08 if c["impl"] == "assembled" and c["num_envs"] == 4096 and c["threads"] == 1 else 1.0  # noqa: E731
-    _ingest(store_url, _measure(tmp_path / "b", head, paired_effect=slow))
-    alone = _evaluate(store_url, path, base, head)
-    with_extra = _evaluate(store_url, path, base, head, extra_impls=["assembled_generic"])
+    ingest(store_url, measure_results(tmp_path / "b", head, paired_effect=slow))
+    alone = evaluate_pair(store_url, path, base, head)
+    with_extra = evaluate_pair(store_url, path, base, head, extra_impls=["assembled_generic"])
 
     def key(e):
         return {
@@ -365,8 +296,8 @@ def test_rules_table_compares_asv_and_the_gate_on_injected_slowdowns(
     store_url, tmp_path, repo, monkeypatch, capsys
 ):
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=2))
+    ingest(store_url, measure_results(tmp_path / "a", base, seed=1))
+    ingest(store_url, measure_results(tmp_path / "b", head, seed=2))
     monkeypatch.setenv("FUSEGATE_REPO", str(path))
     assert (
         cli.main(
@@ -384,14 +315,16 @@ def test_a_parity_failure_is_one_row_per_cell_naming_the_exception(store_url, tm
     """Tried as a new user would: two identical rows per cell without asv's message, then a best_threads row
     saying 'no timing samples'. Now one row per cell with the exception, and no row about missing timings."""
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
+    ingest(store_url, measure_results(tmp_path / "a", base))
     cells = {("g1_motion", "assembled", 4096, t) for t in (1, 2)}
     message = "RuntimeError: g1_motion/assembled fails parity with the NumPy reference: reward (max abs 0.31)"
-    _ingest(
+    ingest(
         store_url,
-        _measure(tmp_path / "b", head, failed=frozenset(cells), messages=dict.fromkeys(cells, message)),
+        measure_results(
+            tmp_path / "b", head, failed=frozenset(cells), messages=dict.fromkeys(cells, message)
+        ),
     )
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     assert e.verdict == "reject"
     rows = [c for c in e.comparisons if c.kind == "correctness"]
     assert sorted((c.task, c.impl, c.num_envs, c.threads) for c in rows) == sorted(cells)
@@ -410,11 +343,12 @@ def test_reevaluating_the_store_gives_the_stored_rows_and_names_a_change(
     from gate.tools import reevaluate
 
     path, base, head = repo
-    _ingest(store_url, _measure(tmp_path / "a", base, seed=1))
-    _ingest(
-        store_url, _measure(tmp_path / "b", head, seed=2, slow=lambda c: 1.3 if c["impl"] == "numpy" else 1.0)
+    ingest(store_url, measure_results(tmp_path / "a", base, seed=1))
+    ingest(
+        store_url,
+        measure_results(tmp_path / "b", head, seed=2, slow=lambda c: 1.3 if c["impl"] == "numpy" else 1.0),
     )
-    stored = _evaluate(store_url, path, base, head)
+    stored = evaluate_pair(store_url, path, base, head)
     with db.transaction(store_url, write=False) as session:
         before = reevaluate.judged(session, repo=path)
     [pair] = before
@@ -436,15 +370,15 @@ def test_pairs_timed_against_another_baseline_than_the_policys_are_an_error_row(
     path = tmp_path / "repo"
     base = gitrepo.commit(path, policy='compare = ["assembled"]\nbaseline = "numpy"\n')
     head = gitrepo.commit(path, message="a change")
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=3))
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    ingest(store_url, measure_results(tmp_path / "b", head, seed=3))
     with db.transaction(store_url) as session:
         [runs] = queries.provenances(session, commit_sha=head).values()
         assert [r["baseline"] for r in runs] == ["handwritten"]  # recorded from the paired records
-    e = _evaluate(store_url, path, base, head)
+    e = evaluate_pair(store_url, path, base, head)
     [row] = [c for c in e.comparisons if c.kind == "meter"]
     assert (row.decision, row.baseline) == ("error", "numpy") and "against handwritten" in row.reason
     assert e.verdict == "error"
     good = gitrepo.commit(path, policy='compare = ["assembled"]\n', message="the meter's baseline")
-    _ingest(store_url, _measure(tmp_path / "c", good, seed=4))
-    assert not [c for c in _evaluate(store_url, path, good, head).comparisons if c.kind == "meter"]
+    ingest(store_url, measure_results(tmp_path / "c", good, seed=4))
+    assert not [c for c in evaluate_pair(store_url, path, good, head).comparisons if c.kind == "meter"]

@@ -16,6 +16,7 @@ from gate.ingest.bundle import IngestError
 from gate.store import db, queries
 from gate.store.models import CellSummary, Result, Run
 from tests.gate import asv_results
+from tests.gate.builders import ingest
 
 HEAD = "ab" * 20
 BASE = "cd" * 20
@@ -35,21 +36,13 @@ def _write(root, commit=HEAD, *, machine="runner-1", failed=frozenset(), seed=0)
     )
 
 
-def _ingest(url, results_dir):
-    reports = []
-    for b in asv_dir.read(results_dir):
-        with db.transaction(url) as session:
-            reports.append(queries.ingest_runs(session, runs=bundle.runs(b)))
-    return reports
-
-
 def _count(url, model):
     with db.transaction(url) as session:
         return session.scalar(select(func.count()).select_from(model))
 
 
 def test_results_land_with_samples_placement_and_summaries(store_url, tmp_path):
-    [report] = _ingest(store_url, _write(tmp_path))
+    [report] = ingest(store_url, _write(tmp_path))
     assert report.stored == 1 and report.unchanged == 0
     with db.transaction(store_url) as session:
         rows = session.scalars(select(Result)).all()
@@ -70,23 +63,23 @@ def test_results_land_with_samples_placement_and_summaries(store_url, tmp_path):
 
 def test_the_same_files_twice_are_stored_once(store_url, tmp_path):
     results = _write(tmp_path)
-    _ingest(store_url, results)
-    [again] = _ingest(store_url, results)
+    ingest(store_url, results)
+    [again] = ingest(store_url, results)
     assert again.stored == 0 and again.unchanged == 1
     assert _count(store_url, Run) == 1 and _count(store_url, Result) == 44
 
 
 def test_a_rewritten_result_file_replaces_the_run(store_url, tmp_path):
-    _ingest(store_url, _write(tmp_path, seed=0))
+    ingest(store_url, _write(tmp_path, seed=0))
     shutil.rmtree(tmp_path / "fusegate")
-    [report] = _ingest(store_url, _write(tmp_path, seed=1))  # asv measured the commit again
+    [report] = ingest(store_url, _write(tmp_path, seed=1))  # asv measured the commit again
     assert report.stored == 1
     assert _count(store_url, Run) == 1 and _count(store_url, Result) == 44
 
 
 def test_a_failed_benchmark_is_kept_as_a_failure(store_url, tmp_path):
     failed = frozenset({("g1_walk", "assembled", 4096, 1)})
-    _ingest(store_url, _write(tmp_path, failed=failed))
+    ingest(store_url, _write(tmp_path, failed=failed))
     with db.transaction(store_url) as session:
         bad = session.scalars(select(CellSummary).where(CellSummary.status == "failed")).all()
         assert {(c.benchmark, c.task, c.impl, c.num_envs, c.threads) for c in bad} == {
@@ -122,11 +115,11 @@ def _corrupt(results_dir, mutate):
 )
 def test_a_malformed_file_is_rejected_naming_file_and_field(store_url, tmp_path, mutate, field, says):
     good = _write(tmp_path / "good", BASE)
-    _ingest(store_url, good)
+    ingest(store_url, good)
     bad = _write(tmp_path / "bad", HEAD)
     path = _corrupt(bad, mutate)
     with pytest.raises(IngestError) as info:
-        _ingest(store_url, bad)
+        ingest(store_url, bad)
     assert info.value.file == str(path.relative_to(bad)) and info.value.field == field
     assert says in info.value.message
     assert _count(store_url, Run) == 1  # what was stored before is intact, nothing of the bad upload landed
@@ -141,7 +134,7 @@ def test_a_bundle_is_all_or_nothing(store_url, tmp_path):
     data["results"][domain.TIME] = "oops"
     _corrupt_second.write_text(json.dumps(data))
     with pytest.raises(IngestError, match="expected a list of columns"):
-        _ingest(store_url, results)
+        ingest(store_url, results)
     assert _count(store_url, Run) == 0
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate.runner import trees
-from tests.gate.test_evaluate import POLICY, _evaluate, _measure
-from tests.gate.test_ingest import _ingest
-from tests.gate.test_trees import _write
+from tests.gate.builders import POLICY, commit_files, evaluate_pair, ingest, measure_results
 
 FILES = {
     "kernels/walk.py": "SPEED = 1\n",
@@ -26,7 +24,7 @@ def repo(tmp_path):
     path = tmp_path / "repo"
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
-    return path, _write(path, FILES, "base")
+    return path, commit_files(path, FILES, "base")
 
 
 def _rows(e, kind="meter"):
@@ -37,11 +35,16 @@ def test_a_head_that_edits_the_meter_measured_with_the_base_meter_gets_a_row_nam
     store_url, tmp_path, repo
 ):
     path, base = repo
-    head = _write(path, {"kernels/walk.py": "SPEED = 2\n", "gate/meter/bench.py": "PAIRS = 1\n"}, "head")
-    _ingest(store_url, _measure(tmp_path / "a", base, provenance=trees.ids(path, base)))
+    head = commit_files(
+        path, {"kernels/walk.py": "SPEED = 2\n", "gate/meter/bench.py": "PAIRS = 1\n"}, "head"
+    )
+    ingest(store_url, measure_results(tmp_path / "a", base, provenance=trees.ids(path, base)))
     tree = trees.measurement_tree(path, head, meter=base)
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=1, provenance={**tree.ids, "meter_commit": base}))
-    e = _evaluate(store_url, path, base, head)
+    ingest(
+        store_url,
+        measure_results(tmp_path / "b", head, seed=1, provenance={**tree.ids, "meter_commit": base}),
+    )
+    e = evaluate_pair(store_url, path, base, head)
     (row,) = _rows(e)
     assert row.decision == "pass" and "gate/meter/bench.py" in row.reason and "base's meter" in row.reason
     assert e.verdict == "approve", [c.reason for c in e.comparisons if c.decision != "pass"]
@@ -49,10 +52,10 @@ def test_a_head_that_edits_the_meter_measured_with_the_base_meter_gets_a_row_nam
 
 def test_a_head_measured_with_its_own_edited_meter_is_an_error(store_url, tmp_path, repo):
     path, base = repo
-    head = _write(path, {"gate/meter/bench.py": "PAIRS = 1\n"}, "head: a meter that cannot see")
-    _ingest(store_url, _measure(tmp_path / "a", base, provenance=trees.ids(path, base)))
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=1, provenance=trees.ids(path, head)))
-    e = _evaluate(store_url, path, base, head)
+    head = commit_files(path, {"gate/meter/bench.py": "PAIRS = 1\n"}, "head: a meter that cannot see")
+    ingest(store_url, measure_results(tmp_path / "a", base, provenance=trees.ids(path, base)))
+    ingest(store_url, measure_results(tmp_path / "b", head, seed=1, provenance=trees.ids(path, head)))
+    e = evaluate_pair(store_url, path, base, head)
     (row,) = _rows(e)
     assert row.decision == "error" and "another meter than the base's" in row.reason
     assert "gate/meter/bench.py" in row.reason and "--measure" in row.reason
@@ -63,37 +66,39 @@ def test_results_that_cannot_say_their_meter_are_an_error_only_when_the_head_edi
     store_url, tmp_path, repo
 ):
     path, base = repo
-    _ingest(store_url, _measure(tmp_path / "a", base))
-    kernel_only = _write(path, {"kernels/walk.py": "SPEED = 3\n"}, "kernels only")
-    _ingest(store_url, _measure(tmp_path / "b", kernel_only, seed=1))
-    assert not _rows(_evaluate(store_url, path, base, kernel_only))
-    meter = _write(path, {"benchmarks/hot_slice.py": "ROUNDS = 1\n"}, "meter")
-    _ingest(store_url, _measure(tmp_path / "c", meter, seed=2))
-    (row,) = _rows(_evaluate(store_url, path, kernel_only, meter))
+    ingest(store_url, measure_results(tmp_path / "a", base))
+    kernel_only = commit_files(path, {"kernels/walk.py": "SPEED = 3\n"}, "kernels only")
+    ingest(store_url, measure_results(tmp_path / "b", kernel_only, seed=1))
+    assert not _rows(evaluate_pair(store_url, path, base, kernel_only))
+    meter = commit_files(path, {"benchmarks/hot_slice.py": "ROUNDS = 1\n"}, "meter")
+    ingest(store_url, measure_results(tmp_path / "c", meter, seed=2))
+    (row,) = _rows(evaluate_pair(store_url, path, kernel_only, meter))
     assert row.decision == "error" and "do not say which meter" in row.reason
 
 
 def test_a_meter_that_cannot_measure_the_head_says_why_in_an_error_row(store_url, tmp_path, repo):
     path, base = repo
-    head = _write(path, {"kernels/walk.py": "SPEED = 4\n"}, "head")
-    _ingest(store_url, _measure(tmp_path / "a", base, provenance=trees.ids(path, base)))
+    head = commit_files(path, {"kernels/walk.py": "SPEED = 4\n"}, "head")
+    ingest(store_url, measure_results(tmp_path / "a", base, provenance=trees.ids(path, base)))
     problem = "the meter has no synthetic snapshot for task 'g1_run' (it knows g1_walk, g1_motion)"
     ids = {**trees.ids(path, head), "meter_commit": base, "problems": [problem]}
-    _ingest(store_url, _measure(tmp_path / "b", head, seed=1, provenance=ids))
-    e = _evaluate(store_url, path, base, head)
+    ingest(store_url, measure_results(tmp_path / "b", head, seed=1, provenance=ids))
+    e = evaluate_pair(store_url, path, base, head)
     (row,) = _rows(e)
     assert row.decision == "error" and "g1_run" in row.reason and e.verdict == "error"
 
 
 def test_a_head_whose_subject_is_the_bases_is_judged_on_the_base_results(store_url, tmp_path, repo):
     path, base = repo
-    _ingest(store_url, _measure(tmp_path / "a", base, provenance=trees.ids(path, base)))
-    docs = _write(path, {"README.md": "more docs\n", "fusegate-policy.toml": POLICY + "\n"}, "docs only")
-    e = _evaluate(store_url, path, base, docs)
+    ingest(store_url, measure_results(tmp_path / "a", base, provenance=trees.ids(path, base)))
+    docs = commit_files(
+        path, {"README.md": "more docs\n", "fusegate-policy.toml": POLICY + "\n"}, "docs only"
+    )
+    e = evaluate_pair(store_url, path, base, docs)
     assert e.verdict == "approve", e.reasons
     assert any("nothing measured again" in r for r in e.reasons)
     assert not [c for c in e.comparisons if c.kind == "head_vs_base"]  # the same results on both sides
     assert {c.kind for c in e.comparisons} >= {"impl_vs_baseline"}
-    kernels = _write(path, {"kernels/walk.py": "SPEED = 5\n"}, "a kernel edit")
-    e = _evaluate(store_url, path, base, kernels)
+    kernels = commit_files(path, {"kernels/walk.py": "SPEED = 5\n"}, "a kernel edit")
+    e = evaluate_pair(store_url, path, base, kernels)
     assert e.verdict == "error" and not any("nothing measured again" in r for r in e.reasons)

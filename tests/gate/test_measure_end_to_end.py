@@ -14,41 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.gate.builders import NARROW, copy_of_this_tree, git_as_tester
+
 ROOT = Path(__file__).resolve().parents[2]
-NARROW = {
-    "FUSEGATE_BENCH_TASKS": "g1_walk",
-    "FUSEGATE_BENCH_IMPLS": "numpy,handwritten,assembled",
-    "FUSEGATE_BENCH_ENVS": "256",
-    "FUSEGATE_BENCH_THREADS": "1,2",
-    "FUSEGATE_BENCH_COLLECTOR_ENVS": "16",
-    "FUSEGATE_BENCH_DUET_ROUNDS": "2",
-}
-WHO = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env={**os.environ, **WHO}
-    ).stdout.strip()
-
-
-def _copy_of_this_tree(dest: Path) -> str:
-    """A repository holding this tree's files (committed or not) as its one commit."""
-    files = _git(ROOT, "ls-files", "-co", "--exclude-standard").splitlines()
-    for name in files:
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    _git(dest, "init", "-q", "-b", "main")
-    _git(dest, "add", "-A")
-    _git(dest, "commit", "-q", "-m", "base")
-    return _git(dest, "rev-parse", "HEAD")
 
 
 def _gate(repo: Path, base: str, head: str, db: str) -> tuple[int, dict]:
@@ -88,13 +56,13 @@ def _gate(repo: Path, base: str, head: str, db: str) -> tuple[int, dict]:
 def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_lockstep(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
-    base = _copy_of_this_tree(repo)
+    base = copy_of_this_tree(repo)
     with open(repo / "kernels" / "handwritten" / "g1_walk.py", "a") as f:
         f.write("\n# The same kernel: a comment to measure it again.\n")
     with open(repo / "benchmarks" / "hot_slice.py", "a") as f:
         f.write("\n# An edit of the meter: measured with the base's anyway.\n")
-    _git(repo, "commit", "-q", "-am", "head: a comment in a kernel and in the meter")
-    head = _git(repo, "rev-parse", "HEAD")
+    git_as_tester(repo, "commit", "-q", "-am", "head: a comment in a kernel and in the meter")
+    head = git_as_tester(repo, "rev-parse", "HEAD")
     db = f"sqlite:///{tmp_path / 'gate.db'}"
     code, out = _gate(repo, base, head, db)
     rows = out["comparisons"]
@@ -116,10 +84,10 @@ def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_l
     assert "An edit of the meter" not in (tree / "benchmarks" / "hot_slice.py").read_text()
     assert "a comment to measure it again" in (tree / "kernels" / "handwritten" / "g1_walk.py").read_text()
     # a docs-only head on the base: nothing measured, judged on the base's results
-    _git(repo, "checkout", "-q", "--detach", base)
+    git_as_tester(repo, "checkout", "-q", "--detach", base)
     (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA line of documentation.\n")
-    _git(repo, "commit", "-q", "-am", "docs")
-    docs = _git(repo, "rev-parse", "HEAD")
+    git_as_tester(repo, "commit", "-q", "-am", "docs")
+    docs = git_as_tester(repo, "rev-parse", "HEAD")
     code, out = _gate(repo, base, docs, db)
     assert any("nothing measured again" in r for r in out["reasons"]), out["reasons"]
     assert not (repo / ".fusegate" / "worktrees" / f"{docs[:12]}-m{base[:12]}").exists()
@@ -127,11 +95,11 @@ def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_l
     # what is measured is this tree's kernel, not the one the interpreter has installed
     from benchmarks.scenarios import EXTRA_WORK
 
-    _git(repo, "checkout", "-q", "--detach", base)
+    git_as_tester(repo, "checkout", "-q", "--detach", base)
     path = repo / EXTRA_WORK.path
     path.write_text(path.read_text().replace(EXTRA_WORK.old, EXTRA_WORK.new, 1))
-    _git(repo, "commit", "-q", "-am", "extra work in the assembled g1_walk kernel")
-    slower = _git(repo, "rev-parse", "HEAD")
+    git_as_tester(repo, "commit", "-q", "-am", "extra work in the assembled g1_walk kernel")
+    slower = git_as_tester(repo, "rev-parse", "HEAD")
     code, out = _gate(repo, base, slower, db)
     assert (code, out["verdict"]) == (1, "reject"), out["reasons"]
     by_cost = [r for r in out["comparisons"] if r["decision"] == "fail" and r["signal"] == "cost"]

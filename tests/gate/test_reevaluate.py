@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from gate.services import verdicts
+from tests.gate.builders import measure_results
 
 
 def test_concurrent_arrivals_share_runs_and_each_sees_a_run_started_after_it(monkeypatch, tmp_path):
@@ -51,13 +52,12 @@ def test_a_run_committed_after_the_judging_read_leaves_the_verdict_stale(store_u
     from gate.store import db, queries
     from gate.store.models import Run
     from tests.gate import gitrepo
-    from tests.gate.test_evaluate import _measure
 
     repo, base, head = gitrepo.base_and_head(tmp_path / "repo", policy='compare = ["assembled"]\n')
     for sha, name in ((base, "a"), (head, "b")):
-        [b] = asv_dir.read(_measure(tmp_path / name, sha))
+        [b] = asv_dir.read(measure_results(tmp_path / name, sha))
         results.arrived(store_url, repo=repo, runs=bundles.runs(b))
-    [late] = asv_dir.read(_measure(tmp_path / "late", head, machine="runner-2", seed=3))
+    [late] = asv_dir.read(measure_results(tmp_path / "late", head, machine="runner-2", seed=3))
     real = evaluation.judge
 
     def judge_while_a_run_lands(session, **kw):

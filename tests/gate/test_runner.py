@@ -17,7 +17,7 @@ from gate.runner import upload as runner
 from gate.store import db, queries
 from gate.store.models import Result, Run
 from tests.gate import gitrepo
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 TOKEN = "fg_test-token"
 
@@ -28,7 +28,7 @@ def setup(store_url, tmp_path):
     sha = gitrepo.commit(repo, policy="", message="base")
     with db.transaction(store_url) as session:
         queries.create_token(session, name="runner-1", secret=TOKEN)
-    return store_url, repo, _measure(tmp_path / "m", sha)
+    return store_url, repo, measure_results(tmp_path / "m", sha)
 
 
 def _counts(url) -> tuple[int, int]:

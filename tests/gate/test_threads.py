@@ -7,8 +7,7 @@ import json
 from gate import cli
 from gate.store import db
 from tests.gate import gitrepo
-from tests.gate.test_evaluate import POLICY, _measure
-from tests.gate.test_ingest import _ingest
+from tests.gate.builders import POLICY, ingest, measure_results
 
 
 def test_best_threads_per_scale_and_the_kernels_table(tmp_path, monkeypatch, capsys):
@@ -22,7 +21,7 @@ def test_best_threads_per_scale_and_the_kernels_table(tmp_path, monkeypatch, cap
             return 1.0
         return 1.4 if (c["impl"], c["num_envs"]) == ("assembled", 4096) else 0.6
 
-    _ingest(url, _measure(tmp_path / "m", commit, slow=slow))
+    ingest(url, measure_results(tmp_path / "m", commit, slow=slow))
     monkeypatch.setenv("FUSEGATE_REPO", str(tmp_path / "repo"))
     assert cli.main(["threads", "--commit", commit, "--db", url, "--json"]) == 0
     rows = {(r["task"], r["impl"], r["num_envs"]): r for r in json.loads(capsys.readouterr().out)}

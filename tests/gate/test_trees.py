@@ -7,27 +7,15 @@ from pathlib import Path
 
 from gate import provenance
 from gate.runner import trees
+from tests.gate.builders import commit_files
 from tests.gate.gitrepo import git
-
-
-def _write(repo: Path, files: dict[str, str], message: str) -> str:
-    for path, text in files.items():
-        target = repo / path
-        if text is None:
-            target.unlink()
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def _repo(tmp_path: Path) -> tuple[Path, str]:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    base = _write(
+    base = commit_files(
         repo,
         {
             "kernels/walk.py": "SPEED = 1\n",
@@ -44,7 +32,7 @@ def _repo(tmp_path: Path) -> tuple[Path, str]:
 
 def test_a_head_that_edits_kernels_and_meter_is_measured_with_the_base_meter(tmp_path):
     repo, base = _repo(tmp_path)
-    head = _write(
+    head = commit_files(
         repo,
         {
             "kernels/walk.py": "SPEED = 2\n",
@@ -80,7 +68,7 @@ def test_a_head_that_edits_kernels_and_meter_is_measured_with_the_base_meter(tmp
 
 def test_a_head_that_leaves_the_meter_alone_is_measured_in_its_own_tree(tmp_path):
     repo, base = _repo(tmp_path)
-    head = _write(repo, {"kernels/walk.py": "SPEED = 3\n", "README.md": "more docs\n"}, "head")
+    head = commit_files(repo, {"kernels/walk.py": "SPEED = 3\n", "README.md": "more docs\n"}, "head")
     tree = trees.measurement_tree(repo, head, meter=base)
     assert not tree.composite or tree.ids["meter"] == trees.ids(repo, base)["meter"]
     assert tree.path == repo  # the checked-out HEAD itself
@@ -89,11 +77,11 @@ def test_a_head_that_leaves_the_meter_alone_is_measured_in_its_own_tree(tmp_path
 
 def test_docs_and_tool_settings_are_neither_side_but_dependency_pins_are_the_subject(tmp_path):
     repo, base = _repo(tmp_path)
-    docs = _write(repo, {"README.md": "other\n"}, "docs")
+    docs = commit_files(repo, {"README.md": "other\n"}, "docs")
     assert trees.ids(repo, docs) == trees.ids(repo, base)
     pyproject = (repo / "pyproject.toml").read_text()
-    lint = _write(repo, {"pyproject.toml": pyproject + "[tool.ruff]\nline-length = 100\n"}, "lint")
+    lint = commit_files(repo, {"pyproject.toml": pyproject + "[tool.ruff]\nline-length = 100\n"}, "lint")
     assert trees.ids(repo, lint) == trees.ids(repo, base)
-    pins = _write(repo, {"pyproject.toml": pyproject.replace("2.4.6", "2.5.0")}, "pins")
+    pins = commit_files(repo, {"pyproject.toml": pyproject.replace("2.4.6", "2.5.0")}, "pins")
     assert trees.ids(repo, pins)["subject"] != trees.ids(repo, base)["subject"]
     assert trees.ids(repo, pins)["meter"] == trees.ids(repo, base)["meter"]

@@ -16,7 +16,7 @@ from gate.ingest import asv_dir
 from gate.store import db, queries
 from gate.store.models import Evaluation, Run
 from tests.gate.api.conftest import RUNNER_TOKEN
-from tests.gate.api.test_service import _bundle, _counts
+from tests.gate.builders import bundle_of, collector_results, counts
 
 
 def _problem(r: httpx.Response, status: int, *words: str) -> str:
@@ -83,32 +83,32 @@ def test_a_control_character_in_a_query_is_422_on_every_store(client):
 )
 def test_a_machine_name_outside_the_alphabet_is_refused_and_nothing_stored(client, service, tmp_path, name):
     _, url, (_, base, _) = service
-    bundle = _bundle(tmp_path, base)
+    bundle = bundle_of(tmp_path, base)
     bundle["machine"]["machine"] = name
     _with_text(bundle, lambda d: d["params"].update(machine=name))
     _problem(client.post("/api/runs", json=bundle), 422, "machine.json", "not a machine name")
-    assert _counts(url) == (0, 0)
+    assert counts(url) == (0, 0)
 
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_non_finite_numbers_in_the_body_are_refused(client, service, tmp_path, number):
     _, url, (_, base, _) = service
-    text = json.dumps(_bundle(tmp_path, base)).replace(
+    text = json.dumps(bundle_of(tmp_path, base)).replace(
         '"machine": {', f'"machine": {{"bogomips": {number}, ', 1
     )
     r = client.post("/api/runs", content=text, headers={"Content-Type": "application/json"})
     _problem(r, 422)
-    assert _counts(url) == (0, 0)
+    assert counts(url) == (0, 0)
 
 
 def test_a_result_nested_100k_deep_is_422_not_a_recursion_error(client, service, tmp_path):
     _, url, (_, base, _) = service
-    bundle = _bundle(tmp_path, base)
+    bundle = bundle_of(tmp_path, base)
     bundle["results"][0]["text"] = "[" * 100_000 + "]" * 100_000
     _problem(client.post("/api/runs", json=bundle), 422, "not JSON")
     deep = b'{"format": 1, "machine": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     _problem(client.post("/api/runs", content=deep, headers={"Content-Type": "application/json"}), 422)
-    assert _counts(url) == (0, 0)
+    assert counts(url) == (0, 0)
 
 
 def test_a_100k_character_parameter_and_a_huge_grid_are_refused_before_they_are_built(
@@ -120,18 +120,18 @@ def test_a_100k_character_parameter_and_a_huge_grid_are_refused_before_they_are_
     def long_param(d):
         d["results"][name][d["result_columns"].index("params")][0] = ["'" + "x" * 100_000 + "'"]
 
-    _problem(client.post("/api/runs", json=_with_text(_bundle(tmp_path / "a", base), long_param)), 422)
+    _problem(client.post("/api/runs", json=_with_text(bundle_of(tmp_path / "a", base), long_param)), 422)
 
     def grid(d):  # 4 lists x 30 values: 810,000 combinations from ~800 bytes
         d["results"][name][d["result_columns"].index("params")] = [[repr(str(i)) for i in range(30)]] * 4
 
     _problem(
-        client.post("/api/runs", json=_with_text(_bundle(tmp_path / "b", base), grid)),
+        client.post("/api/runs", json=_with_text(bundle_of(tmp_path / "b", base), grid)),
         422,
         "810000",
         "combinations",
     )
-    assert _counts(url) == (0, 0)
+    assert counts(url) == (0, 0)
 
 
 def test_the_token_is_checked_before_the_body_is_read(service):
@@ -162,8 +162,8 @@ def test_a_body_over_the_limit_is_413_declared_or_chunked(client, service):
 
 def test_a_runner_token_cannot_replace_the_official_verdict(client, service, tmp_path):
     base_url, url, (_, base, head) = service
-    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
-    client.post("/api/runs", json=_bundle(tmp_path / "b", head))
+    client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
+    client.post("/api/runs", json=bundle_of(tmp_path / "b", head))
     official = client.post("/api/evaluations", json={"base": base, "head": head}).json()
     assert official["official"] is True and official["verdict"] == "approve"
     runner = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {RUNNER_TOKEN}"}, timeout=60)
@@ -178,7 +178,7 @@ def test_a_runner_token_cannot_replace_the_official_verdict(client, service, tmp
         runner.post("/api/evaluations", json={"base": base, "head": head, "impl": ["nosuch"]}), 422, "nosuch"
     )
     # Results arriving re-evaluate the official pair only; the ad-hoc one stays as it was.
-    client.post("/api/runs", json=_bundle(tmp_path / "c", head, machine="runner-2", seed=5))
+    client.post("/api/runs", json=bundle_of(tmp_path / "c", head, machine="runner-2", seed=5))
     with db.transaction(url) as session:
         official_count = session.scalar(
             select(func.count()).select_from(Evaluation).where(Evaluation.official)
@@ -217,7 +217,7 @@ def test_health_says_unavailable_and_writes_are_503_when_the_store_is_read_only(
             r.status_code == 503 and r.json()["status"] == "unavailable" and "readonly" in r.json()["detail"]
         )
         token = {"Authorization": "Bearer fg_r"}
-        up = httpx.post(f"{ro}/api/runs", json=_bundle(tmp_path, base), headers=token, timeout=60)
+        up = httpx.post(f"{ro}/api/runs", json=bundle_of(tmp_path, base), headers=token, timeout=60)
         _problem(up, 503, "store is unavailable")
         assert up.headers["retry-after"] == "5"
         assert httpx.get(f"{ro}/api/machines", timeout=60).status_code == 200  # reads still served
@@ -268,7 +268,7 @@ def test_start_up_errors_name_the_path_and_what_to_do(tmp_path, capsys):
 
 def test_times_carry_their_offset(client, service, tmp_path):
     _, _, (_, base, _) = service
-    client.post("/api/runs", json=_bundle(tmp_path, base))
+    client.post("/api/runs", json=bundle_of(tmp_path, base))
     [run] = client.get("/api/runs").json()
     assert run["uploaded_at"].endswith(("+00:00", "Z")) and run["started_at"].endswith(("+00:00", "Z"))
     [machine] = client.get("/api/machines").json()
@@ -323,8 +323,8 @@ def test_reading_a_verdict_by_sha_asks_git_once(client, service, tmp_path, monke
     from gate import git
 
     _, _, (_, base, head) = service
-    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
-    client.post("/api/runs", json=_bundle(tmp_path / "b", head))
+    client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
+    client.post("/api/runs", json=bundle_of(tmp_path / "b", head))
     client.post("/api/evaluations", json={"base": base, "head": head})
     client.get(f"/api/verdicts/{base}/{head}")
     calls = []
@@ -337,7 +337,7 @@ def test_reading_a_verdict_by_sha_asks_git_once(client, service, tmp_path, monke
 
 def test_the_store_keeps_what_was_stored_when_bad_input_arrives(client, service, tmp_path):
     _, url, (_, base, _) = service
-    assert client.post("/api/runs", json=_bundle(tmp_path / "a", base)).status_code == 201
+    assert client.post("/api/runs", json=bundle_of(tmp_path / "a", base)).status_code == 201
     for attack in (b"\x00" * 100, b'{"format": 1}', b"[" * 5000):
         client.post("/api/runs", content=attack, headers={"Content-Type": "application/json"})
     with db.transaction(url, write=False) as session:
@@ -396,20 +396,18 @@ def test_what_the_store_cannot_hold_is_422_on_every_store(client, service, tmp_p
     """Found in review after the first round: each of these was a 500 on SQLite or PostgreSQL."""
     _, url, (_, base, _) = service
     if edit is _nul_baseline:
-        from tests.gate.test_collector_gate import _measure as _collector
-
-        [b] = asv_dir.read(_collector(tmp_path, base))
+        [b] = asv_dir.read(collector_results(tmp_path, base))
         bundle = b.model_dump()
     else:
-        bundle = _bundle(tmp_path, base)
+        bundle = bundle_of(tmp_path, base)
     edit(bundle)
     _problem(client.post("/api/runs", json=bundle), 422)
-    assert _counts(url) == (0, 0)
+    assert counts(url) == (0, 0)
 
 
 def test_a_long_placement_is_stored_with_its_label_cut_to_the_column(client, service, tmp_path):
     _, _, (_, base, _) = service
-    bundle = _bundle(tmp_path, base)
+    bundle = bundle_of(tmp_path, base)
     for r in bundle["sidecar"]:
         r["placement"]["granted"]["cpus"] = list(range(500))
     assert client.post("/api/runs", json=bundle).status_code == 201

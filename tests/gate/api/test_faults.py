@@ -35,7 +35,7 @@ from gate.runner import upload as runner
 from gate.store import db, queries
 from gate.store.models import CellSummary, Commit, Machine, Result, Run
 from tests.gate import gitrepo
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 FUSEGATE = Path(sys.executable).with_name("fusegate")
 TOKEN = "fg_fault-token"
@@ -53,7 +53,7 @@ def _bundles(root: Path, base: str, head: str) -> list[list]:
     return [
         [
             asv_dir.read(
-                _measure(
+                measure_results(
                     root / f"u{u}-{i}",
                     base if i % 2 == 0 else head,
                     machine=f"fault-runner-{u}-{i}",

@@ -24,7 +24,7 @@ from gate.api.app import create_app
 from gate.api.background import serving
 from gate.store import db, queries
 from tests.gate import gitrepo
-from tests.gate.api.test_service import _bundle
+from tests.gate.builders import bundle_of
 
 TOKEN = "fg_fuzz-token"
 SEED = 20260101
@@ -173,7 +173,7 @@ def test_schemathesis_finds_nothing_on_any_operation(tmp_path, caplog):
     repo, base, head = gitrepo.base_and_head(tmp_path / "repo", policy='compare = ["assembled"]\n')
     with serving(create_app(database_url=url, repo=repo)) as base_url:
         with httpx.Client(base_url=base_url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
-            assert c.post("/api/runs", json=_bundle(tmp_path / "a", base)).status_code == 201
+            assert c.post("/api/runs", json=bundle_of(tmp_path / "a", base)).status_code == 201
             [run] = c.get("/api/runs").json()
         config, junit = tmp_path / "schemathesis.toml", tmp_path / "junit.xml"
         config.write_text(_config(base=base, head=head, placement=run["placement"]))

@@ -7,25 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from sqlalchemy import func, select
 
 from gate.ingest import asv_dir
 from gate.store import db, queries
-from gate.store.models import Result, Run
-from tests.gate.test_evaluate import _measure
-
-
-def _bundle(tmp_path, commit, **kw) -> dict:
-    [b] = asv_dir.read(_measure(tmp_path, commit, **kw))
-    return b.model_dump()
-
-
-def _counts(url) -> tuple[int, int]:
-    with db.transaction(url) as session:
-        return (
-            session.scalar(select(func.count()).select_from(Run)),
-            session.scalar(select(func.count()).select_from(Result)),
-        )
+from tests.gate.builders import bundle_of, counts, measure_results
 
 
 def test_health_and_openapi(client):
@@ -46,8 +31,8 @@ def test_health_and_openapi(client):
 
 def test_upload_then_evaluate_then_read(client, service, tmp_path):
     _, _, (_, base, head) = service
-    assert client.post("/api/runs", json=_bundle(tmp_path / "a", base)).status_code == 201
-    r = client.post("/api/runs", json=_bundle(tmp_path / "b", head))
+    assert client.post("/api/runs", json=bundle_of(tmp_path / "a", base)).status_code == 201
+    r = client.post("/api/runs", json=bundle_of(tmp_path / "b", head))
     assert r.status_code == 201 and r.json()["stored"] == 1
     e = client.post("/api/evaluations", json={"base": base, "head": "HEAD"})
     assert e.status_code == 201, e.text
@@ -64,11 +49,13 @@ def test_upload_then_evaluate_then_read(client, service, tmp_path):
 def test_results_arriving_recompute_stored_verdicts(client, service, tmp_path):
     """An evaluation that waited for a machine is recomputed when that machine's results arrive."""
     _, _, (_, base, head) = service
-    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
+    client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
     assert client.post("/api/evaluations", json={"base": base, "head": head}).json()["verdict"] == "error"
     r = client.post(
         "/api/runs",
-        json=_bundle(tmp_path / "b", head, paired_effect=lambda c: 1.4 if c["impl"] == "assembled" else 1.0),
+        json=bundle_of(
+            tmp_path / "b", head, paired_effect=lambda c: 1.4 if c["impl"] == "assembled" else 1.0
+        ),
     )
     [recomputed] = r.json()["evaluations"]
     assert recomputed["verdict"] == "reject"
@@ -77,18 +64,18 @@ def test_results_arriving_recompute_stored_verdicts(client, service, tmp_path):
 
 def test_bad_or_missing_token_is_401_and_stores_nothing(service, tmp_path):
     base_url, url, (_, base, _) = service
-    bundle = _bundle(tmp_path, base)
+    bundle = bundle_of(tmp_path, base)
     for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic abc"}):
         r = httpx.post(f"{base_url}/api/runs", json=bundle, headers=headers, timeout=30)
         assert r.status_code == 401 and "token" in r.json()["detail"]
-    assert _counts(url) == (0, 0)
+    assert counts(url) == (0, 0)
 
 
 def test_malformed_uploads_are_4xx_with_a_message_and_change_nothing(client, service, tmp_path):
     _, url, (_, base, head) = service
-    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
-    before = _counts(url)
-    bad = _bundle(tmp_path / "b", head)
+    client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
+    before = counts(url)
+    bad = bundle_of(tmp_path / "b", head)
     data = json.loads(bad["results"][0]["text"])
     data["results"]["hot_slice.HotSlice.time_update_state"] = "oops"
     bad["results"][0]["text"] = json.dumps(data)
@@ -101,22 +88,22 @@ def test_malformed_uploads_are_4xx_with_a_message_and_change_nothing(client, ser
         "/api/runs", json={"format": 2, "machine": {}, "benchmarks": {}, "results": [], "sidecar": []}
     )
     assert r.status_code == 422
-    assert _counts(url) == before
+    assert counts(url) == before
 
 
 def test_a_duplicate_upload_is_stored_once(client, service, tmp_path):
     _, url, (_, base, _) = service
-    bundle = _bundle(tmp_path, base)
+    bundle = bundle_of(tmp_path, base)
     first, second = (client.post("/api/runs", json=bundle).json() for _ in range(2))
     assert (first["stored"], second["stored"], second["unchanged"]) == (1, 0, 1)
-    assert _counts(url)[0] == 1
+    assert counts(url)[0] == 1
 
 
 @pytest.mark.slow
 def test_twenty_concurrent_uploads_all_land_once(service, tmp_path):
     """20 distinct runs (plus a duplicate of each) posted concurrently: 20 runs stored, none lost or doubled."""
     base_url, url, (_, base, _) = service
-    bundles = [_bundle(tmp_path / f"m{i}", base, machine=f"runner-{i:02d}", seed=i) for i in range(20)]
+    bundles = [bundle_of(tmp_path / f"m{i}", base, machine=f"runner-{i:02d}", seed=i) for i in range(20)]
     payloads = [json.dumps(b) for b in bundles] * 2
     headers = {"Authorization": "Bearer fg_test-token", "Content-Type": "application/json"}
 
@@ -126,7 +113,7 @@ def test_twenty_concurrent_uploads_all_land_once(service, tmp_path):
     with ThreadPoolExecutor(max_workers=20) as pool:
         codes = list(pool.map(post, payloads))
     assert codes == [201] * 40
-    runs, results = _counts(url)
+    runs, results = counts(url)
     assert runs == 20 and results == 20 * 44
 
 
@@ -144,9 +131,9 @@ def test_a_machine_bound_token_uploads_for_its_machine_only(service, tmp_path):
     with db.transaction(url) as session:
         queries.create_token(session, name="bound", secret="fg_bound", machine="runner-7")
     headers = {"Authorization": "Bearer fg_bound"}
-    r = httpx.post(f"{base_url}/api/runs", json=_bundle(tmp_path / "x", base), headers=headers, timeout=60)
+    r = httpx.post(f"{base_url}/api/runs", json=bundle_of(tmp_path / "x", base), headers=headers, timeout=60)
     assert r.status_code == 403 and "runner-7" in r.json()["detail"]
-    ok = _bundle(tmp_path / "y", base, machine="runner-7")
+    ok = bundle_of(tmp_path / "y", base, machine="runner-7")
     assert httpx.post(f"{base_url}/api/runs", json=ok, headers=headers, timeout=60).status_code == 201
 
 
@@ -161,11 +148,11 @@ def test_a_verdict_older_than_its_results_is_marked_stale(client, service, tmp_p
     from gate.ingest import bundle as bundles
 
     _, url, (_, base, head) = service
-    client.post("/api/runs", json=_bundle(tmp_path / "a", base))
-    client.post("/api/runs", json=_bundle(tmp_path / "b", head))
+    client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
+    client.post("/api/runs", json=bundle_of(tmp_path / "b", head))
     client.post("/api/evaluations", json={"base": base, "head": head})
     assert client.get(f"/api/verdicts/{base}/{head}").json()["stale"] is False
-    [b] = asv_dir.read(_measure(tmp_path / "c", head, seed=7))
+    [b] = asv_dir.read(measure_results(tmp_path / "c", head, seed=7))
     with db.transaction(url) as session:  # stored behind the service's back: no recomputation
         assert queries.ingest_runs(session, runs=bundles.runs(b)).stored == 1
     assert client.get(f"/api/verdicts/{base}/{head}").json()["stale"] is True

@@ -14,7 +14,7 @@ from tests.gate import gitrepo
 from tests.gate.bot import bench
 from tests.gate.bot.bench import wait_for
 from tests.gate.bot.loopback import FakeGitHub
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 TOKEN = "fg_test-token"
 REPO = "acme/robots"
@@ -22,7 +22,7 @@ POLICY = 'compare = ["assembled"]\nrequired_machines = ["runner-1"]\n'
 
 
 def bundle(tmp_path, commit, **kw) -> dict:
-    [b] = asv_dir.read(_measure(tmp_path, commit, **kw))
+    [b] = asv_dir.read(measure_results(tmp_path, commit, **kw))
     return b.model_dump()
 
 

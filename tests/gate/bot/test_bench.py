@@ -9,7 +9,7 @@ import pytest
 from tests.gate import gitrepo
 from tests.gate.bot import bench
 from tests.gate.bot.conftest import POLICY
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 
 @pytest.mark.slow
@@ -17,8 +17,8 @@ def test_bot_bench_times_results_to_status(tmp_path, monkeypatch, capsys):
     repo = tmp_path / "repo"
     base = gitrepo.commit(repo, policy=POLICY, message="base")
     head = gitrepo.commit(repo, message="head")
-    _measure(tmp_path / "r", base, seed=1)
-    results = _measure(tmp_path / "r", head, seed=2)
+    measure_results(tmp_path / "r", base, seed=1)
+    results = measure_results(tmp_path / "r", head, seed=2)
     monkeypatch.setenv("FUSEGATE_REPO", str(repo))
     args = ["--results", str(results), "--base", base, "--head", head, "--repeats", "2"]
     assert bench.main([*args, "--json"]) == 0

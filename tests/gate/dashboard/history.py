@@ -7,8 +7,7 @@ import datetime
 from gate.services.verdicts import evaluate_and_store
 from gate.store import db
 from tests.gate import gitrepo
-from tests.gate.test_evaluate import _measure
-from tests.gate.test_ingest import _ingest
+from tests.gate.builders import ingest, measure_results
 
 COMMITS = 10
 STEP_AT = 6  # commits from this index on make the regressed cell 30% slower
@@ -34,9 +33,9 @@ def fill(url: str, root) -> dict:
             def effect(cell, step=step):
                 return 1.3 if step and regressed(cell) else 1.0
 
-            _ingest(
+            ingest(
                 url,
-                _measure(
+                measure_results(
                     root / f"{machine}-{i}", sha, machine=machine, paired_effect=effect, seed=i, date=date
                 ),
             )

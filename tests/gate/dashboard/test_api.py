@@ -11,9 +11,8 @@ import pytest
 from gate.api.app import create_app
 from gate.api.background import serving
 from tests.gate import gitrepo
+from tests.gate.builders import ingest, measure_results
 from tests.gate.dashboard import history
-from tests.gate.test_evaluate import _measure
-from tests.gate.test_ingest import _ingest
 
 pytestmark = pytest.mark.slow
 
@@ -89,9 +88,9 @@ def test_histories_follow_main_and_names_are_links(site, store_url, tmp_path):
     gitrepo.git(repo, "checkout", "-q", "-b", "pr")
     pr = gitrepo.commit(repo, message="a PR commit")
     gitrepo.git(repo, "checkout", "-q", "main")
-    _ingest(
+    ingest(
         store_url,
-        _measure(
+        measure_results(
             tmp_path / "pr",
             pr,
             paired_effect=lambda c: 2.0,
@@ -102,7 +101,7 @@ def test_histories_follow_main_and_names_are_links(site, store_url, tmp_path):
     h = client.get("/api/dashboard/history/runner-1", params=CELL).json()
     assert [p["commit"] for p in h["points"]] == shas and h["along"].startswith("main, first parents")
     name = "lab.a_b-1"  # every character of the machine-name alphabet that is not a letter or digit
-    _ingest(store_url, _measure(tmp_path / "odd", shas[-1], machine=name, seed=7))
+    ingest(store_url, measure_results(tmp_path / "odd", shas[-1], machine=name, seed=7))
     page = client.get("/machines").text
     link = f"/machines/{quote(name, safe='')}"
     assert f'href="{link}"' in page

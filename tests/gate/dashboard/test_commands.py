@@ -9,7 +9,7 @@ import pytest
 from gate import cli
 from gate.cli import exits
 from tests.gate import gitrepo
-from tests.gate.test_evaluate import _measure
+from tests.gate.builders import measure_results
 
 
 @pytest.mark.slow
@@ -33,8 +33,8 @@ def test_changepoints_bench_scores_methods_on_an_aa_pair(tmp_path, monkeypatch, 
     a = gitrepo.commit(repo, policy="")
     b = gitrepo.commit(repo, message="A/A")  # an empty commit: the same tree
     c = gitrepo.commit(repo, policy="margin = 0.1\n", message="another tree")
-    _measure(tmp_path / "r", a, seed=1)
-    results = _measure(tmp_path / "r", b, seed=2)
+    measure_results(tmp_path / "r", a, seed=1)
+    results = measure_results(tmp_path / "r", b, seed=2)
     monkeypatch.setenv("FUSEGATE_REPO", str(repo))
     args = ["dev", "changepoints-bench", "--results", str(results), "--series", "6", "--length", "30"]
     assert cli.main([*args, "--base", a, "--head", b, "--json"]) == 0
