@@ -81,8 +81,8 @@ def test_a_control_character_in_a_query_is_422_on_every_store(client):
     "name",
     ["", " ", "a b", "a\u0000b", "\u202eevil", "x" * 10_000, "a/b", "../../etc/passwd", ".hidden", "-rf"],
 )
-def test_a_machine_name_outside_the_alphabet_is_refused_and_nothing_stored(client, service, tmp_path, name):
-    _, url, (_, base, _) = service
+def test_a_machine_name_outside_the_alphabet_is_refused_and_nothing_stored(client, stack, tmp_path, name):
+    _, url, (_, base, _) = stack
     bundle = bundle_of(tmp_path, base)
     bundle["machine"]["machine"] = name
     _with_text(bundle, lambda d: d["params"].update(machine=name))
@@ -91,8 +91,8 @@ def test_a_machine_name_outside_the_alphabet_is_refused_and_nothing_stored(clien
 
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
-def test_non_finite_numbers_in_the_body_are_refused(client, service, tmp_path, number):
-    _, url, (_, base, _) = service
+def test_non_finite_numbers_in_the_body_are_refused(client, stack, tmp_path, number):
+    _, url, (_, base, _) = stack
     text = json.dumps(bundle_of(tmp_path, base)).replace(
         '"machine": {', f'"machine": {{"bogomips": {number}, ', 1
     )
@@ -101,8 +101,8 @@ def test_non_finite_numbers_in_the_body_are_refused(client, service, tmp_path, n
     assert counts(url) == (0, 0)
 
 
-def test_a_result_nested_100k_deep_is_422_not_a_recursion_error(client, service, tmp_path):
-    _, url, (_, base, _) = service
+def test_a_result_nested_100k_deep_is_422_not_a_recursion_error(client, stack, tmp_path):
+    _, url, (_, base, _) = stack
     bundle = bundle_of(tmp_path, base)
     bundle["results"][0]["text"] = "[" * 100_000 + "]" * 100_000
     _problem(client.post("/api/runs", json=bundle), 422, "not JSON")
@@ -112,9 +112,9 @@ def test_a_result_nested_100k_deep_is_422_not_a_recursion_error(client, service,
 
 
 def test_a_100k_character_parameter_and_a_huge_grid_are_refused_before_they_are_built(
-    client, service, tmp_path
+    client, stack, tmp_path
 ):
-    _, url, (_, base, _) = service
+    _, url, (_, base, _) = stack
     name = "hot_slice.HotSlice.time_update_state"
 
     def long_param(d):
@@ -266,8 +266,8 @@ def test_start_up_errors_name_the_path_and_what_to_do(tmp_path, capsys):
 # --- the HTTP surface -------------------------------------------------------------------------------------
 
 
-def test_times_carry_their_offset(client, service, tmp_path):
-    _, _, (_, base, _) = service
+def test_times_carry_their_offset(client, stack, tmp_path):
+    _, _, (_, base, _) = stack
     client.post("/api/runs", json=bundle_of(tmp_path, base))
     [run] = client.get("/api/runs").json()
     assert run["uploaded_at"].endswith(("+00:00", "Z")) and run["started_at"].endswith(("+00:00", "Z"))
@@ -319,10 +319,10 @@ def test_pages_and_answers_carry_security_headers_and_docs_load_nothing_remote(c
         assert client.get(asset).status_code == 200, asset
 
 
-def test_reading_a_verdict_by_sha_asks_git_once(client, service, tmp_path, monkeypatch):
+def test_reading_a_verdict_by_sha_asks_git_once(client, stack, tmp_path, monkeypatch):
     from gate import git
 
-    _, _, (_, base, head) = service
+    _, _, (_, base, head) = stack
     client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
     client.post("/api/runs", json=bundle_of(tmp_path / "b", head))
     client.post("/api/evaluations", json={"base": base, "head": head})
@@ -335,8 +335,8 @@ def test_reading_a_verdict_by_sha_asks_git_once(client, service, tmp_path, monke
     assert calls == []
 
 
-def test_the_store_keeps_what_was_stored_when_bad_input_arrives(client, service, tmp_path):
-    _, url, (_, base, _) = service
+def test_the_store_keeps_what_was_stored_when_bad_input_arrives(client, stack, tmp_path):
+    _, url, (_, base, _) = stack
     assert client.post("/api/runs", json=bundle_of(tmp_path / "a", base)).status_code == 201
     for attack in (b"\x00" * 100, b'{"format": 1}', b"[" * 5000):
         client.post("/api/runs", content=attack, headers={"Content-Type": "application/json"})
@@ -392,9 +392,9 @@ def _nul_baseline(b):
 @pytest.mark.parametrize(
     "edit", [_unit, _huge_threads, _infinite_ratio, _nul_baseline], ids=lambda f: f.__name__
 )
-def test_what_the_store_cannot_hold_is_422_on_every_store(client, service, tmp_path, edit):
+def test_what_the_store_cannot_hold_is_422_on_every_store(client, stack, tmp_path, edit):
     """Found in review after the first round: each of these was a 500 on SQLite or PostgreSQL."""
-    _, url, (_, base, _) = service
+    _, url, (_, base, _) = stack
     if edit is _nul_baseline:
         [b] = asv_dir.read(collector_results(tmp_path, base))
         bundle = b.model_dump()
@@ -405,8 +405,8 @@ def test_what_the_store_cannot_hold_is_422_on_every_store(client, service, tmp_p
     assert counts(url) == (0, 0)
 
 
-def test_a_long_placement_is_stored_with_its_label_cut_to_the_column(client, service, tmp_path):
-    _, _, (_, base, _) = service
+def test_a_long_placement_is_stored_with_its_label_cut_to_the_column(client, stack, tmp_path):
+    _, _, (_, base, _) = stack
     bundle = bundle_of(tmp_path, base)
     for r in bundle["sidecar"]:
         r["placement"]["granted"]["cpus"] = list(range(500))

@@ -29,8 +29,8 @@ def test_health_and_openapi(client):
     assert client.get("/docs").status_code == 200
 
 
-def test_upload_then_evaluate_then_read(client, service, tmp_path):
-    _, _, (_, base, head) = service
+def test_upload_then_evaluate_then_read(client, stack, tmp_path):
+    _, _, (_, base, head) = stack
     assert client.post("/api/runs", json=bundle_of(tmp_path / "a", base)).status_code == 201
     r = client.post("/api/runs", json=bundle_of(tmp_path / "b", head))
     assert r.status_code == 201 and r.json()["stored"] == 1
@@ -46,9 +46,9 @@ def test_upload_then_evaluate_then_read(client, service, tmp_path):
     assert {r["commit"] for r in client.get("/api/runs").json()} == {base, head}
 
 
-def test_results_arriving_recompute_stored_verdicts(client, service, tmp_path):
+def test_results_arriving_recompute_stored_verdicts(client, stack, tmp_path):
     """An evaluation that waited for a machine is recomputed when that machine's results arrive."""
-    _, _, (_, base, head) = service
+    _, _, (_, base, head) = stack
     client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
     assert client.post("/api/evaluations", json={"base": base, "head": head}).json()["verdict"] == "error"
     r = client.post(
@@ -71,8 +71,8 @@ def test_bad_or_missing_token_is_401_and_stores_nothing(service, tmp_path):
     assert counts(url) == (0, 0)
 
 
-def test_malformed_uploads_are_4xx_with_a_message_and_change_nothing(client, service, tmp_path):
-    _, url, (_, base, head) = service
+def test_malformed_uploads_are_4xx_with_a_message_and_change_nothing(client, stack, tmp_path):
+    _, url, (_, base, head) = stack
     client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
     before = counts(url)
     bad = bundle_of(tmp_path / "b", head)
@@ -91,8 +91,8 @@ def test_malformed_uploads_are_4xx_with_a_message_and_change_nothing(client, ser
     assert counts(url) == before
 
 
-def test_a_duplicate_upload_is_stored_once(client, service, tmp_path):
-    _, url, (_, base, _) = service
+def test_a_duplicate_upload_is_stored_once(client, stack, tmp_path):
+    _, url, (_, base, _) = stack
     bundle = bundle_of(tmp_path, base)
     first, second = (client.post("/api/runs", json=bundle).json() for _ in range(2))
     assert (first["stored"], second["stored"], second["unchanged"]) == (1, 0, 1)
@@ -143,17 +143,17 @@ def test_triggering_an_evaluation_needs_a_token(service):
     assert r.status_code == 401
 
 
-def test_a_verdict_older_than_its_results_is_marked_stale(client, service, tmp_path):
+def test_a_verdict_older_than_its_results_is_marked_stale(client, stack, tmp_path):
     """Results that arrive without a recomputation (a failed or racing one) must not leave an old verdict current."""
     from gate.ingest import bundle as bundles
 
-    _, url, (_, base, head) = service
+    _, url, (_, base, head) = stack
     client.post("/api/runs", json=bundle_of(tmp_path / "a", base))
     client.post("/api/runs", json=bundle_of(tmp_path / "b", head))
     client.post("/api/evaluations", json={"base": base, "head": head})
     assert client.get(f"/api/verdicts/{base}/{head}").json()["stale"] is False
     [b] = asv_dir.read(measure_results(tmp_path / "c", head, seed=7))
-    with db.transaction(url) as session:  # stored behind the service's back: no recomputation
+    with db.transaction(url) as session:  # stored behind the stack's back: no recomputation
         assert queries.ingest_runs(session, runs=bundles.runs(b)).stored == 1
     assert client.get(f"/api/verdicts/{base}/{head}").json()["stale"] is True
 
