@@ -56,3 +56,18 @@ def pytest_report_header(config):
     if _chosen(config):
         return "lane: as chosen on the command line"
     return f"lane: quick (not {', '.join(LANE_MARKERS)}); pytest --full runs every test"
+
+
+_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Seconds of every test (setup, call, teardown) by the lane marker that put it in the full lane."""
+    item_lane = next((m for m in LANE_MARKERS if m in report.keywords), "quick")
+    _SECONDS[item_lane] = _SECONDS.get(item_lane, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _SECONDS:
+        parts = ", ".join(f"{lane} {s:.0f} s" for lane, s in sorted(_SECONDS.items(), key=lambda kv: -kv[1]))
+        terminalreporter.write_line(f"test time by lane: {parts}")
