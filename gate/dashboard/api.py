@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 
 from gate import git
-from gate.dashboard import data
+from gate.dashboard import curves, data
 from gate.web import Problem, ReadSessionDep
 
 router = APIRouter(prefix="/api/dashboard", tags=["dashboard"], responses={404: {"model": Problem}})
@@ -105,3 +105,25 @@ def cell_history(
 def compare(session: ReadSessionDep, cell: CellDep) -> data.Compare:
     """One cell on every machine, at each machine's newest commit and placement."""
     return found(data.compare, session, **asdict(cell))
+
+
+@router.get("/threads/{machine}")
+def threads(
+    machine: str,
+    session: ReadSessionDep,
+    task: Annotated[str, Query(max_length=64)],
+    num_envs: Annotated[int, Query(ge=1, le=2**31 - 1)],
+    commit: Annotated[str | None, Query(description="a full SHA; default: the machine's newest run")] = None,
+    placement: PlacementQ = None,
+) -> curves.ThreadCurve:
+    """Throughput against threads on one machine, one line per implementation, for a task and scale."""
+    return found(
+        curves.threads,
+        session,
+        machine=machine,
+        task=task,
+        num_envs=num_envs,
+        commit=commit,
+        placement=placement,
+        not_found=data.NotFound,
+    )

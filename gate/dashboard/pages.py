@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import quote
 
 import plotly
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
@@ -86,6 +87,22 @@ def history_page(
 @router.get("/compare")
 def compare_page(request: Request, session: ReadSessionDep, cell: api.CellDep):
     return _page(request, "compare.html", c=api.compare(session, cell), query=request.url.query)
+
+
+@router.get("/threads/{machine}")
+def threads_page(
+    request: Request,
+    machine: str,
+    session: ReadSessionDep,
+    task: Annotated[str, Query(max_length=64)],
+    num_envs: Annotated[int, Query(ge=1, le=2**31 - 1)],
+    commit: str | None = None,
+    placement: api.PlacementQ = None,
+):
+    curve = api.threads(machine, session, task, num_envs, commit=commit, placement=placement)
+    counts = sorted({p.threads for line in curve.lines for p in line.points})
+    by = {(line.impl, p.threads): p for line in curve.lines for p in line.points}
+    return _page(request, "threads.html", c=curve, counts=counts, by=by, query=request.url.query)
 
 
 @router.get("/pr/{base}/{head}")

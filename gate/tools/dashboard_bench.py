@@ -53,10 +53,12 @@ def pages(
         "history": f"/history/fill-0?metric=paired&{CELL}",
         "compare machines": f"/compare?metric=paired&{CELL}",
         "PR verdict": f"/pr/{base}/{head}",
+        "thread curve": "/threads/fill-0?task=g1_walk&num_envs=4096",
         "GET /api/dashboard/machines": "/api/dashboard/machines",
         "GET /api/dashboard/matrix": "/api/dashboard/matrix/fill-0",
         "GET /api/dashboard/history": f"/api/dashboard/history/fill-0?metric=paired&{CELL}",
         "GET /api/dashboard/compare": f"/api/dashboard/compare?metric=paired&{CELL}",
+        "GET /api/dashboard/threads": "/api/dashboard/threads/fill-0?task=g1_walk&num_envs=4096",
         "GET /api/verdicts": f"/api/verdicts/{base}/{head}",
     }
     times: dict[str, list[float]] = {name: [] for name in paths}

@@ -65,13 +65,32 @@ async function compareChart(element, url) {
   element.dataset.ready = "1";
 }
 
+async function threadsChart(element, url) {
+  const c = await fetchJSON(url);
+  const colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
+  const traces = c.lines.map((line, i) => ({
+    x: line.points.map((p) => p.threads), y: line.points.map((p) => p.throughput),
+    mode: "lines+markers", name: line.impl, marker: { color: colours[i % colours.length] },
+    line: { color: colours[i % colours.length] },
+    error_y: { type: "data", symmetric: false,
+      array: line.points.map((p) => c.num_envs / p.low - p.throughput),
+      arrayminus: line.points.map((p) => p.throughput - c.num_envs / p.high) },
+    hovertemplate: `${line.impl}: %{y:.4g} env updates/s at %{x} threads<extra></extra>`,
+  }));
+  const layout = { ...LAYOUT, hovermode: "x unified",
+    xaxis: { type: "log", title: "threads", tickvals: [...new Set(c.lines.flatMap((l) => l.points.map((p) => p.threads)))] },
+    yaxis: { title: "env updates per second" } };
+  await Plotly.newPlot(element, traces, layout, CONFIG);
+  element.dataset.ready = "1";
+}
+
 // Charts start from here, not from inline scripts: the pages' content security policy allows same-origin
 // scripts only. A page's chart element says which chart it is; its data link says where the data is.
 document.addEventListener("DOMContentLoaded", () => {
   const element = document.getElementById("chart");
   const link = document.getElementById("data-url");
   if (!element || !link) return;
-  const charts = { history: historyChart, compare: compareChart };
+  const charts = { history: historyChart, compare: compareChart, threads: threadsChart };
   const chart = charts[element.dataset.chart];
   if (chart) chart(element, link.href);
 });

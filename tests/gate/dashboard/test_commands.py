@@ -22,7 +22,7 @@ def test_dashboard_bench_fills_and_times_every_page(tmp_path, monkeypatch, capsy
     assert cli.main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["results_in_store"] >= 3000
-    assert len(out["pages"]) == 10 and all(0 < p["median_ms"] <= p["max_ms"] for p in out["pages"])
+    assert len(out["pages"]) == 12 and all(0 < p["median_ms"] <= p["max_ms"] for p in out["pages"])
     assert (
         cli.main([*args[:3], "9000", *args[4:]]) == exits.USAGE
     )  # a store with fewer results is not refilled
