@@ -72,16 +72,19 @@ def _bound(
     ctx: Context, task: str, impl: str, n: int, ta: int, tb: int, margin: float
 ) -> tuple[stats.Estimate, int, str] | None:
     """The paired ratio that decides a row whose fastest counts differ (see the module), with its count and
-    why; None when neither bound decides."""
-    baseline = ctx.policy.baseline
-    for t, decides in ((ta, "above"), (tb, "below")):
+    why; None when neither bound decides, or when both do and contradict each other (r(tb) above the fail
+    margin while r(ta) is within the margin cannot be if ta and tb are the fastest counts: the raw times that
+    chose them were wrong, and the row falls back on them)."""
+    baseline, found = ctx.policy.baseline, {}
+    for t in (ta, tb):
         cell = ctx.cells.cell(PAIRED, task, impl, n, t)
-        if cell is None or cell.status != "ok":
-            continue
-        e = stats.paired_estimate(summary_of(cell), margin=margin)  # as a same-count row is
-        if decides == "above" and e.high <= 1 + margin and e.groups >= ctx.policy.min_rounds:
-            why = f"bounded above by {impl}/{baseline} paired at {t} threads, {baseline}'s fastest"
-            return e, t, why
-        if decides == "below" and e.low > 1 + e.fail_margin:
-            return e, t, f"bounded below by {impl}/{baseline} paired at {t} threads, {impl}'s fastest"
+        if cell is not None and cell.status == "ok":
+            found[t] = stats.paired_estimate(summary_of(cell), margin=margin)  # as a same-count row is
+    above, below = found.get(ta), found.get(tb)
+    passes = above is not None and above.high <= 1 + margin and above.groups >= ctx.policy.min_rounds
+    fails = below is not None and below.low > 1 + below.fail_margin
+    if passes and not fails:
+        return above, ta, f"bounded above by {impl}/{baseline} paired at {ta} threads, {baseline}'s fastest"
+    if fails and not passes:
+        return below, tb, f"bounded below by {impl}/{baseline} paired at {tb} threads, {impl}'s fastest"
     return None

@@ -167,8 +167,10 @@ def check(record: Any, where: str) -> None:
     if not isinstance(record, dict) or record.get("format") != sidecar.FORMAT:
         got = record.get("format") if isinstance(record, dict) else type(record).__name__
         raise IngestError(where, "format", f"expected sidecar format {sidecar.FORMAT}, got {got!r:.40}")
+    kind = record.get("kind")
+    model = MODELS.get(kind, Record) if isinstance(kind, str) else Record  # Record says what kind must be
     try:
-        MODELS.get(record.get("kind"), Record).model_validate(record)
+        model.model_validate(record)
     except ValidationError as exc:
         first = exc.errors()[0]
         field, message = _field(first["loc"]), first["msg"]
@@ -178,6 +180,9 @@ def check(record: Any, where: str) -> None:
                 field, message = "pairs", message.removeprefix("pairs: ")
         elif first["type"] == "missing":
             message = "missing"
+        elif "input" in first:  # the value that was refused, as the uploader wrote it
+            value = first["input"]
+            message = f"{message}, got {type(value).__name__} {value!r:.80}"
         raise IngestError(where, field, message) from None
     for key in ("machine", "software", "placement"):  # stored with the run as JSON
         plain(record[key], where, where=f"{key}.")

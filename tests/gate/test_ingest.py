@@ -178,3 +178,10 @@ def test_a_directory_is_ingested_whole_or_not_at_all(store_url, tmp_path):
     with pytest.raises(IngestError, match="version"):
         arrived_from_directory(store_url, repo=tmp_path, results=results)
     assert _count(store_url, Run) == 0
+
+
+def test_a_summary_view_has_the_summary_tables_columns_in_order():
+    """summaries() builds the view positionally from the table's columns: a new column must be added to both."""
+    assert [f.name for f in dataclasses.fields(queries.SummaryView)] == [
+        c.name for c in CellSummary.__table__.c
+    ]

@@ -49,7 +49,7 @@ def test_the_curve_has_a_line_per_implementation_and_its_fastest_count(measured)
 
 
 def test_the_page_draws_it_and_the_matrix_links_to_it(measured):
-    client, sha, _ = measured
+    client, _, _ = measured
     page = client.get("/threads/runner-1", params={"task": "g1_walk", "num_envs": 4096})
     assert page.status_code == 200
     assert 'data-chart="threads"' in page.text and 'data-impl="assembled" data-best-threads="1"' in page.text
