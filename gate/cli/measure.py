@@ -248,18 +248,28 @@ def more_rounds(
         if not todo:
             console.print(f"  {len(open_rows)} cell(s) undecided with the policy's budget of rounds spent")
             return evaluation
-        steps = {}
-        for name, patterns in todo.items():
-            per = _per_process(sides[name].results, sides[name].sha)
-            steps[name] = {p: ROUNDS_STEP * per.get(rounds.class_of(p), 10.0) for p in patterns}
+        per = {name: _per_process(sides[name].results, sides[name].sha) for name in todo}
+        steps = {
+            name: {p: ROUNDS_STEP * per[name].get(rounds.class_of(p), 10.0) for p in patterns}
+            for name, patterns in todo.items()
+        }
         expected = sum(sum(s.values()) + 15.0 for s in steps.values())  # +asv's start and the parity check
         if time.monotonic() + expected > deadline:
+            # Not all of them fit: the rows most likely to decide the verdict first (a fail decides it alone)
+            fitted = _most_telling(open_rows, steps, deadline - time.monotonic(), evaluation.policy, machine)
+            if not fitted:
+                console.print(
+                    f"  {len(open_rows)} cell(s) undecided; another {ROUNDS_STEP} processes each would take about "
+                    f"{expected / 60:.1f} min, past --max-minutes. To add them: [bold]{again}[/]",
+                    soft_wrap=True,
+                )
+                return evaluation
+            steps, todo = fitted, {name: list(chosen) for name, chosen in fitted.items()}
+            expected = sum(sum(s.values()) + 15.0 for s in steps.values())
             console.print(
-                f"  {len(open_rows)} cell(s) undecided; another {ROUNDS_STEP} processes each would take about "
-                f"{expected / 60:.1f} min, past --max-minutes. To add them: [bold]{again}[/]",
-                soft_wrap=True,
+                f"  not every undecided cell's rounds fit in --max-minutes: {sum(map(len, todo.values()))} "
+                "selection(s) of the rows nearest a decision first"
             )
-            return evaluation
         console.print(
             f"[bold]more rounds[/]: {len(open_rows)} undecided cell(s), {ROUNDS_STEP} more processes of "
             + ", ".join(f"{len(p)} benchmark selection(s) on {n}" for n, p in todo.items())
@@ -282,6 +292,44 @@ def more_rounds(
         }
         console.print(f"  now {evaluation.verdict}: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
     return evaluation
+
+
+def _most_telling(rows, steps: dict[str, dict[str, float]], left_s: float, policy: dict, machine) -> dict:
+    """The subset of ``steps`` (side -> pattern -> seconds) that fits in ``left_s``, taken row by row in order of
+    evidence: the smallest p-value of "no slower than the fail margin" first (a row whose time says slower is the
+    nearest to failing, and one fail decides the verdict), rows without one last."""
+    from gate.runner import rounds
+
+    baseline = str(policy.get("baseline", "handwritten"))
+    chosen: dict[str, dict[str, float]] = {}
+    spent = 0.0
+
+    def evidence(row) -> tuple[bool, float]:
+        p = getattr(row, "p_value", None)
+        return p is None, 1.0 if p is None else p
+
+    for row in sorted(rows, key=evidence):
+        if machine is not None and row.machine != machine:
+            continue
+        wanted = {
+            name: {p: s for p, s in found.items() if p in rounds.benches_for(row, baseline)}
+            for name, found in steps.items()
+        }
+        new = {
+            name: {p: s for p, s in found.items() if p not in chosen.get(name, {})}
+            for name, found in wanted.items()
+        }
+        cost = sum(
+            sum(found.values()) + (15.0 if found and name not in chosen else 0.0)
+            for name, found in new.items()
+        )
+        if not any(new.values()) or spent + cost > left_s:
+            continue
+        spent += cost
+        for name, found in new.items():
+            if found:
+                chosen.setdefault(name, {}).update(found)
+    return chosen
 
 
 def gate_measured(args: argparse.Namespace):

@@ -235,6 +235,38 @@ def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_p
     assert "budget of rounds spent" in said[-1]
 
 
+def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, monkeypatch):
+    """A serial loop's 2-thread rows: time 2x slower, not yet past false-discovery control, a few minutes left.
+    The rounds that fit go to the row whose p-value says slower, not to the rows that do not."""
+    from gate.cli import measure as measuring
+
+    side = measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")
+    calls = []
+    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0][0]))
+    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})  # 10 s a process, the default
+    console = SimpleNamespace(print=lambda *a, **k: None)
+    slower = SimpleNamespace(**vars(_row("head_vs_base", threads=2)), p_value=1e-3)
+    unsure = SimpleNamespace(**vars(_row("impl_vs_baseline", "numpy")), p_value=0.4)
+    errored = _row("collector_vs_baseline")  # no p-value
+    verdicts = iter([_evaluation("reject", [])])
+
+    class Judge(SimpleNamespace):
+        def __call__(self, quiet=False):
+            return next(verdicts)
+
+    judge = Judge(base="h" * 40, head="h" * 40)
+    undecided = _evaluation("inconclusive", [errored, unsure, slower])
+    # each selection: 2 processes of 10 s, plus 15 s of asv's start: room for one
+    done = measuring.more_rounds(
+        judge, undecided, "m1", time.monotonic() + 50, {"head": side}, tmp_path, console, again="x"
+    )
+    assert done.verdict == "reject"
+    [extra] = calls
+    assert _selected(list(extra[4::2])) == {
+        "hot_slice.AgainstBase.track_ratio('g1_walk', 'assembled', 4096, 2)"
+    }
+
+
 def test_the_profile_gives_the_paired_tracks_their_rounds_explicitly():
     """asv honours a class's ``rounds`` for timing benchmarks only: the paired suites (tracks) get ``-a``."""
 
