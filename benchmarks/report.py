@@ -178,7 +178,7 @@ def _rows(data) -> list[str]:
 
 
 def _timed(data: dict) -> list[str]:
-    return [f"{data['seconds']} s, exit {data['exit']}."]
+    return [f"{data['seconds']} s ({data['seconds'] / 60:.1f} min), exit {data['exit']}."]
 
 
 KINDS = {
