@@ -33,16 +33,7 @@ def rows(ctx: Context) -> list[Row]:
             ]
             if any(c is not None and c.status == "failed" for c in backing):
                 continue  # its correctness rows say why
-            where = dict(
-                machine=ctx.machine,
-                kind=Kind.COLLECTOR_VS_BASELINE,
-                task=task,
-                impl=impl,
-                baseline=baseline,
-                num_envs=n,
-                threads=t,
-                detail=ctx.placement,
-            )
+            where = ctx.where(Kind.COLLECTOR_VS_BASELINE, task, impl, baseline, n, t)
             c = cells.cell(COLLECTOR_PAIRED, task, impl, n, t)
             problem = missing(c, "paired collector samples")
             if problem:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
+from gate.domain import Kind
 from gate.evaluate.cells import Cells
 from gate.policy import Policy
 from gate.store import queries
@@ -57,3 +58,16 @@ class Context:
     base_sha: str = ""
     lockstep: bool = False  # the head was timed against this base in lockstep (the AgainstBase suites)
     dropped: list[str] = field(default_factory=list)  # base cells the head's profile no longer has
+
+    def where(self, kind: Kind, task: str, impl: str, baseline: str, n: int, t: int) -> dict:
+        """A row's cell on this machine and placement: the fields every measured row kind starts from."""
+        return dict(
+            machine=self.machine,
+            kind=kind,
+            task=task,
+            impl=impl,
+            baseline=baseline,
+            num_envs=n,
+            threads=t,
+            detail=self.placement,
+        )

@@ -72,7 +72,7 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
         c = cells.cell(b.time, task, impl, n, t)
         if impl not in policy.head_vs_base or (c is not None and c.status == "failed"):
             continue  # failures are correctness rows
-        where = _where(ctx, b.kind, task, impl, n, t)
+        where = ctx.where(b.kind, task, impl, "base", n, t)
         paired = cells.cell(b.lockstep, task, impl, n, t) if ctx.lockstep else None
         if paired is not None and paired.status == "failed":
             out.append(error(f"lockstep: {paired.message}", margin=margin, **where))
@@ -135,18 +135,11 @@ def _gone(ctx: Context, b: Benchmarks) -> list[Row]:
             ctx.dropped.append(f"{ctx.machine} {key.task}/{key.impl} N={key.num_envs} thr={key.threads}")
             continue
         reason = "measured on base but not on head"
-        out.append(error(reason, margin=ctx.policy.head_vs_base_margin, **_where(ctx, b.kind, *cell)))
+        out.append(
+            error(
+                reason,
+                margin=ctx.policy.head_vs_base_margin,
+                **ctx.where(b.kind, key.task, key.impl, "base", key.num_envs, key.threads),
+            )
+        )
     return out
-
-
-def _where(ctx: Context, kind: Kind, task: str, impl: str, n: int, t: int) -> dict:
-    return dict(
-        machine=ctx.machine,
-        kind=kind,
-        task=task,
-        impl=impl,
-        baseline="base",
-        num_envs=n,
-        threads=t,
-        detail=ctx.placement,
-    )

@@ -18,16 +18,7 @@ def rows(ctx: Context) -> list[Row]:
         for task, n, t in grid.timed(ctx.cells, impl, baseline, ctx.policy):
             c = ctx.cells.cell(PAIRED, task, impl, n, t)
             margin = ctx.policy.margin_for(task, n)
-            where = dict(
-                machine=ctx.machine,
-                kind=Kind.IMPL_VS_BASELINE,
-                task=task,
-                impl=impl,
-                baseline=baseline,
-                num_envs=n,
-                threads=t,
-                detail=ctx.placement,
-            )
+            where = ctx.where(Kind.IMPL_VS_BASELINE, task, impl, baseline, n, t)
             problem = missing(c, "paired samples")
             if problem and c is not None and c.status == "failed":
                 continue  # its correctness rows say why

@@ -41,14 +41,7 @@ def rows(ctx: Context) -> list[Row]:
         estimate = stats.unpaired_estimate(summary_of(a), summary_of(c), margin=margin, fail_margin=margin)
         row = measured(
             estimate,
-            machine=ctx.machine,
-            kind=Kind.PAIRED_HEAD_VS_BASE,
-            task=key.task,
-            impl=key.impl,
-            baseline=baseline,
-            num_envs=key.num_envs,
-            threads=key.threads,
-            detail=ctx.placement,
+            **ctx.where(Kind.PAIRED_HEAD_VS_BASE, key.task, key.impl, baseline, key.num_envs, key.threads),
             reason=f"{key.impl} / {baseline} paired in each process, head over base",
         )
         out.append(row)
