@@ -165,6 +165,8 @@ DUET_PAIRS = 30
 # Cells of a lockstep pass, when only some need more samples: "task/impl/num_envs/threads,...".
 DUET_CELLS = SETTINGS.duet_cells
 
+# The asv machine name this run records its results under, when fusegate measures one of several placements.
+ASV_MACHINE = os.environ.get("FUSEGATE_ASV_MACHINE", "")
 _applied: AppliedPlacement | None = None
 _phases: dict[str, float] = {}
 
@@ -428,6 +430,9 @@ def sidecar_line(kind: str, record: dict, *, commit: str, env: str, applied: App
         "machine": _machine(),
         "software": fingerprint.software(applied.layer),
         "provenance": measured_with(),
+        # the asv machine name of a machine's placement (set by fusegate's measure): ingest gives the record to
+        # that machine's results only (gate.ingest.asv_dir)
+        **({"asv_machine": ASV_MACHINE} if ASV_MACHINE else {}),
         **record,
     }
 

@@ -68,20 +68,57 @@ GATE_BENCH_HOT = r"^hot_slice\.HotSlice\."
 GATE_BENCH_PAIRED = r"^(hot_slice\.Paired|collector\.CollectorPaired)\."
 # A head timed against its base in lockstep: one pass (its own worker pairs), only when a base tree is named.
 GATE_BENCH_AGAINST = r"^(hot_slice\.AgainstBase|collector\.CollectorAgainstBase)\."
+# The same without the collector's suites: a machine's second placement (the collector is measured once per commit,
+# on the first; gate.meter.plan).
+_WITHOUT_COLLECTOR = {
+    GATE_BENCH_EXACT: r"^cost\.(Cost|CollectorCost)\.",
+    GATE_BENCH_TIMED: r"^hot_slice\.(HotSlice|Paired)\.",
+    GATE_BENCH_HOT: GATE_BENCH_HOT,
+    GATE_BENCH_PAIRED: r"^hot_slice\.Paired\.",
+    GATE_BENCH_AGAINST: r"^hot_slice\.AgainstBase\.",
+}
 PAIRED_ROUNDS = 3  # asv honours a class's ``rounds`` for timing benchmarks only; tracks need ``-a rounds=N``
 
 
-def gate_asv_runs(rounds: int | None = None, *, paired_rounds: int = PAIRED_ROUNDS) -> list[tuple[str, ...]]:
+def gate_asv_runs(
+    rounds: int | None = None, *, paired_rounds: int = PAIRED_ROUNDS, collector: bool = True
+) -> list[tuple[str, ...]]:
     """The ``asv run`` arguments that measure the gate's suites: the exact ones once, the timed ones in
     ``rounds`` processes per cell, or HotSlice in its own (``FUSEGATE_BENCH_HOT_ROUNDS``, 6 short processes) and
-    the paired suites (asv tracks, whose class ``rounds`` asv ignores) in ``paired_rounds``."""
+    the paired suites (asv tracks, whose class ``rounds`` asv ignores) in ``paired_rounds``. ``collector=False``
+    leaves the collector's suites out."""
     if rounds:
-        return [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}")]
-    return [
-        ("--bench", GATE_BENCH_EXACT),
-        ("--bench", GATE_BENCH_HOT),
-        ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={paired_rounds}"),
-    ]
+        runs = [("--bench", GATE_BENCH_EXACT), ("--bench", GATE_BENCH_TIMED, "-a", f"rounds={rounds}")]
+    else:
+        runs = [
+            ("--bench", GATE_BENCH_EXACT),
+            ("--bench", GATE_BENCH_HOT),
+            ("--bench", GATE_BENCH_PAIRED, "-a", f"rounds={paired_rounds}"),
+        ]
+    return runs if collector else [(a, _WITHOUT_COLLECTOR[b], *rest) for a, b, *rest in runs]
+
+
+def gate_bench_against(*, collector: bool = True) -> str:
+    """``asv run --bench`` of the lockstep pass, with or without the collector's suite."""
+    return GATE_BENCH_AGAINST if collector else _WITHOUT_COLLECTOR[GATE_BENCH_AGAINST]
+
+
+# A machine with several NUMA nodes is measured at several placements per commit (gate.meter.plan), each under its
+# own asv machine name, ``<machine>-<label>``, and judged on its own: node<N> (one node bound) or interleaved.
+PLACEMENT_LABEL = re.compile(r"node[0-9]+|interleaved")
+
+
+def placement_machine(machine: str, label: str) -> str:
+    """The asv machine name of ``machine``'s placement ``label`` ("" for a machine's only placement)."""
+    if label and not PLACEMENT_LABEL.fullmatch(label):
+        raise ValueError(f"unknown placement label {label!r}: node<N> or interleaved")
+    return f"{machine}-{label}" if label else machine
+
+
+def host_of(name: str) -> str:
+    """The machine a placement's asv machine name belongs to (the name itself when it names no placement)."""
+    host, sep, label = name.rpartition("-")
+    return host if sep and host and PLACEMENT_LABEL.fullmatch(label) else name
 
 
 PAIRED = "hot_slice.Paired.track_ratio"

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gate import domain, git
-from gate.cli import output
+from gate.cli import output, placements
 from gate.cli.options import repo_path, store_url
+from gate.cli.placements import PlacementRun
 from gate.domain import Decision, Verdict
 from gate.meter.profile import Profile
 
@@ -31,8 +32,8 @@ def asv_machine(say) -> str | None:
         )
         if done.returncode:
             raise ValueError(f"asv machine --yes failed: {(done.stderr or done.stdout).strip()[-500:]}")
-    try:
-        names = [k for k in json.loads(path.read_text()) if k != "version"]
+    try:  # a placement's name (<machine>-node0) is not the machine's
+        names = [k for k in json.loads(path.read_text()) if k != "version" and domain.host_of(k) == k]
     except (OSError, ValueError):
         return None
     if names and registered:
@@ -85,8 +86,8 @@ def _asv_env(side: Side, repo: Path) -> dict:
 
 
 def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None = None) -> float:
-    """Run asv on ``side`` once per (extra arguments, ``asvrun.Call``) with a progress line; returns the wall
-    seconds."""
+    """Run asv on ``side`` once per (extra arguments, ``asvrun.Call``[, that call's environment]) with a
+    progress line; returns the wall seconds."""
     from gate.runner import asvrun
 
     run = (
@@ -100,16 +101,16 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None
         side.sha,
         "--record-samples",
     )
-    estimate = asvrun.Estimate([plan for _, plan in calls])
+    estimate = asvrun.Estimate([call[1] for call in calls])
     log = side.log().resolve()
     t0 = time.monotonic()
     with console.status("starting asv") as status:
-        for i, (extra, _) in enumerate(calls):
+        for i, (extra, _, *own) in enumerate(calls):
             if i:
                 estimate.next_call()
             code = asvrun.run(
                 (*run, *extra),
-                env={**_asv_env(side, repo), **(env or {})},
+                env={**_asv_env(side, repo), **(env or {}), **(own[0] if own else {})},
                 cwd=side.tree,
                 log=log,
                 estimate=estimate,
@@ -121,16 +122,23 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None
     return time.monotonic() - t0
 
 
-def _profile_calls(rounds: int | None, results: Path, machine: str | None, *, against: bool = False) -> list:
-    """The quick profile's asv calls: the exact suites once, the timed ones in ``rounds`` processes per cell
-    (None: each class's own), and for a head with a base to time against, the lockstep pass."""
+def _profile_calls(rounds: int | None, results: Path, where: PlacementRun, *, against: bool = False) -> list:
+    """The quick profile's asv calls at one placement: the exact suites once, the timed ones in ``rounds``
+    processes per cell (None: each class's own), and for a head with a base to time against, the lockstep pass;
+    the collector's suites at the first placement only."""
     from gate.runner import asvrun
 
-    runs = domain.gate_asv_runs(rounds, paired_rounds=Profile.from_env().paired_rounds)
-    runs += [("--bench", domain.GATE_BENCH_AGAINST)] if against else []
-    once = (domain.GATE_BENCH_EXACT, domain.GATE_BENCH_AGAINST)
+    collector = where.first
+    paired = Profile.from_env({**os.environ, **where.env}).paired_rounds
+    runs = domain.gate_asv_runs(rounds, paired_rounds=paired, collector=collector)
+    runs += [("--bench", domain.gate_bench_against(collector=collector))] if against else []
+    once = (domain.gate_asv_runs(collector=collector)[0][1], domain.gate_bench_against(collector=collector))
     return [
-        (extra, asvrun.plan(extra[1], 1 if extra[1] in once else rounds or 3, results, machine))
+        (
+            (*extra, *where.asv_args()),
+            asvrun.plan(extra[1], 1 if extra[1] in once else rounds or 3, results, where.machine),
+            where.environment(),
+        )
         for extra in runs
     ]
 
@@ -141,16 +149,22 @@ def time_profile(results: Path, commit: str, *, since=None, total_s=None) -> lis
     return timeprofile.profile(results, results.parent / "fusegate", commit, since=since, total_s=total_s)
 
 
-def measure(side: Side, rounds: int, machine, repo: Path, console, *, profile_time: bool) -> None:
-    """The quick profile on one side, then where its time went."""
+def measure(
+    side: Side, rounds: int, where: list[PlacementRun], repo: Path, console, *, profile_time: bool
+) -> None:
+    """The quick profile on one side at every placement of ``where`` (``placements.runs``), then where its time
+    went."""
     meter = f" with base {side.meter_sha[:12]}'s meter" if side.meter_sha else ""
+    at = f" at {len(where)} placements ({', '.join(w.describe() for w in where)})" if len(where) > 1 else ""
     console.print(
-        f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]}{meter} (hot slice, paired ratios, collector, "
-        f"cost); asv's output: {side.log()}",
+        f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]}{meter}{at} (hot slice, paired ratios, "
+        f"collector, cost); asv's output: {side.log()}",
         soft_wrap=True,
     )
     since = time.time()
-    calls = _profile_calls(rounds, side.results, machine, against=side.against is not None)
+    calls = [
+        c for w in where for c in _profile_calls(rounds, side.results, w, against=side.against is not None)
+    ]
     wall = _asv_calls(calls, side=side, repo=repo, console=console)
     rows = time_profile(side.results, side.sha, since=since, total_s=wall)
     if profile_time:
@@ -217,7 +231,7 @@ class Judge:
 def more_rounds(
     judge: Judge,
     evaluation,
-    machine,
+    where: list[PlacementRun],
     deadline: float,
     sides: dict[str, Side],
     repo: Path,
@@ -226,37 +240,39 @@ def more_rounds(
     again: str,
 ):
     """Add ``ROUNDS_STEP`` processes to the benchmarks behind every undecided cell the budget allows, on each
-    side that has samples in it, until the verdict is decided, the budget is spent or ``deadline`` (monotonic)
-    would pass; then say how to go on (``again``)."""
+    side that has samples in it and at the placement (``where``) whose machine the row is of, until the verdict
+    is decided, the budget is spent or ``deadline`` (monotonic) would pass; then say how to go on (``again``)."""
     from gate.runner import asvrun, rounds
 
     # A head whose subject is the base's is judged on the base's results: every undecided row is the base's.
     judged_on_base = "head" not in sides
     while evaluation.verdict == Verdict.INCONCLUSIVE:
         todo = {
-            name: rounds.open_benches(
+            (name, k): rounds.open_benches(
                 evaluation.comparisons,
                 evaluation.policy,
-                machine,
+                at.machine,
                 side="head" if name == "head" or judged_on_base else "base",
             )
             for name in sides
             if name == "head" or judge.base != judge.head
+            for k, at in enumerate(where)
         }
-        todo = {name: patterns for name, patterns in todo.items() if patterns}
+        todo = {key: patterns for key, patterns in todo.items() if patterns}
         open_rows = [c for c in evaluation.comparisons if c.decision == Decision.INCONCLUSIVE]
         if not todo:
             console.print(f"  {len(open_rows)} cell(s) undecided with the policy's budget of rounds spent")
             return evaluation
-        per = {name: _per_process(sides[name].results, sides[name].sha) for name in todo}
+        per = {name: _per_process(sides[name].results, sides[name].sha) for name, _ in todo}
         steps = {
-            name: {p: ROUNDS_STEP * per[name].get(rounds.class_of(p), 10.0) for p in patterns}
-            for name, patterns in todo.items()
+            key: {p: ROUNDS_STEP * per[key[0]].get(rounds.class_of(p), 10.0) for p in patterns}
+            for key, patterns in todo.items()
         }
         expected = sum(sum(s.values()) + 15.0 for s in steps.values())  # +asv's start and the parity check
         if time.monotonic() + expected > deadline:
             # Not all of them fit: the rows most likely to decide the verdict first (a fail decides it alone)
-            fitted = _most_telling(open_rows, steps, deadline - time.monotonic(), evaluation.policy, machine)
+            machines = {key: where[key[1]].machine for key in steps}
+            fitted = _most_telling(open_rows, steps, deadline - time.monotonic(), evaluation.policy, machines)
             if not fitted:
                 console.print(
                     f"  {len(open_rows)} cell(s) undecided; another {ROUNDS_STEP} processes each would take about "
@@ -264,7 +280,7 @@ def more_rounds(
                     soft_wrap=True,
                 )
                 return evaluation
-            steps, todo = fitted, {name: list(chosen) for name, chosen in fitted.items()}
+            steps, todo = fitted, {key: list(chosen) for key, chosen in fitted.items()}
             expected = sum(sum(s.values()) + 15.0 for s in steps.values())
             console.print(
                 f"  not every undecided cell's rounds fit in --max-minutes: {sum(map(len, todo.values()))} "
@@ -272,14 +288,24 @@ def more_rounds(
             )
         console.print(
             f"[bold]more rounds[/]: {len(open_rows)} undecided cell(s), {ROUNDS_STEP} more processes of "
-            + ", ".join(f"{len(p)} benchmark selection(s) on {n}" for n, p in todo.items())
+            + ", ".join(
+                f"{len(p)} benchmark selection(s) on {name}"
+                + (f" at {where[k].label}" if where[k].label else "")
+                for (name, k), p in todo.items()
+            )
             + f", about {expected / 60:.1f} min"
         )
-        for name, patterns in todo.items():
+        for (name, k), patterns in todo.items():
             extra = ("--append-samples", "-a", f"rounds={ROUNDS_STEP}", *rounds.bench_args(patterns))
             cells = rounds.duet_cells(patterns)  # the lockstep pass times only the open cells
             _asv_calls(
-                [(extra, asvrun.Call(steps[name], ROUNDS_STEP))],
+                [
+                    (
+                        (*extra, *where[k].asv_args()),
+                        asvrun.Call(steps[name, k], ROUNDS_STEP),
+                        where[k].environment(),
+                    )
+                ],
                 side=sides[name],
                 repo=repo,
                 console=console,
@@ -294,14 +320,15 @@ def more_rounds(
     return evaluation
 
 
-def _most_telling(rows, steps: dict[str, dict[str, float]], left_s: float, policy: dict, machine) -> dict:
-    """The subset of ``steps`` (side -> pattern -> seconds) that fits in ``left_s``, taken row by row in order of
-    evidence: the smallest p-value of "no slower than the fail margin" first (a row whose time says slower is the
-    nearest to failing, and one fail decides the verdict), rows without one last."""
+def _most_telling(rows, steps: dict, left_s: float, policy: dict, machines: dict) -> dict:
+    """The subset of ``steps`` ((side, placement) -> pattern -> seconds) that fits in ``left_s``, taken row by
+    row in order of evidence: the smallest p-value of "no slower than the fail margin" first (a row whose time
+    says slower is the nearest to failing, and one fail decides the verdict), rows without one last. A row's
+    benchmarks run at the placement of its machine (``machines``: key -> asv machine name, None for any)."""
     from gate.runner import rounds
 
     baseline = str(policy.get("baseline", "handwritten"))
-    chosen: dict[str, dict[str, float]] = {}
+    chosen: dict = {}
     spent = 0.0
 
     def evidence(row) -> tuple[bool, float]:
@@ -309,26 +336,24 @@ def _most_telling(rows, steps: dict[str, dict[str, float]], left_s: float, polic
         return p is None, 1.0 if p is None else p
 
     for row in sorted(rows, key=evidence):
-        if machine is not None and row.machine != machine:
-            continue
         wanted = {
-            name: {p: s for p, s in found.items() if p in rounds.benches_for(row, baseline)}
-            for name, found in steps.items()
+            key: {p: s for p, s in found.items() if p in rounds.benches_for(row, baseline)}
+            for key, found in steps.items()
+            if machines.get(key) is None or machines[key] == row.machine
         }
         new = {
-            name: {p: s for p, s in found.items() if p not in chosen.get(name, {})}
-            for name, found in wanted.items()
+            key: {p: s for p, s in found.items() if p not in chosen.get(key, {})}
+            for key, found in wanted.items()
         }
         cost = sum(
-            sum(found.values()) + (15.0 if found and name not in chosen else 0.0)
-            for name, found in new.items()
+            sum(found.values()) + (15.0 if found and key not in chosen else 0.0) for key, found in new.items()
         )
         if not any(new.values()) or spent + cost > left_s:
             continue
         spent += cost
-        for name, found in new.items():
+        for key, found in new.items():
             if found:
-                chosen.setdefault(name, {}).update(found)
+                chosen.setdefault(key, {}).update(found)
     return chosen
 
 
@@ -374,11 +399,12 @@ def gate_measured(args: argparse.Namespace):
             measured[name] = bool(runs) and (meter is None or any(r.get("meter") == meter for r in runs))
     if not all(measured.values()):
         cost.ensure_valgrind(install=True, say=console.print)
+    where = placements.here(machine, console.print)
     for name, side in sides.items():
         if measured[name]:
             console.print(f"  {name} {side.sha[:12]} has results in {url}: only undecided cells get rounds")
         else:
-            measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
+            measure(side, args.rounds, where, repo, console, profile_time=args.profile_time)
     judge = Judge(url, repo, base, head, list(sides.values()), console, fallback=False)
     evaluation = judge(extra_impls=args.impl)
     again = " ".join(
@@ -386,7 +412,7 @@ def gate_measured(args: argparse.Namespace):
         + (["--db", args.db] if args.db else [])
     )
     evaluation = more_rounds(
-        judge, evaluation, machine, started + args.max_minutes * 60, sides, repo, console, again=again
+        judge, evaluation, where, started + args.max_minutes * 60, sides, repo, console, again=again
     )
     console.print(f"  {time.monotonic() - started:.0f} s in all")
     return evaluation

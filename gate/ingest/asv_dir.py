@@ -39,7 +39,9 @@ def sidecar_records(directory: Path) -> list[dict]:
 
 
 def read(results: Path, *, sidecar: Path | None = None) -> list[Bundle]:
-    """Bundles from ``results`` (asv's results_dir); the sidecar defaults to ``<results>/../fusegate``."""
+    """Bundles from ``results`` (asv's results_dir), one per asv machine, each with the sidecar records of its
+    commits (``<results>/../fusegate`` by default); a record naming its asv machine (a placement of a machine
+    measured at several) goes to that machine's bundle only."""
     if not results.is_dir():
         raise IngestError(
             str(results), "(directory)", "not a directory; pass asv's results_dir (e.g. .asv/results)"
@@ -62,13 +64,18 @@ def read(results: Path, *, sidecar: Path | None = None) -> list[Bundle]:
             prefixes = {
                 Path(f["path"]).name.split("-", 1)[0] for f in files
             }  # asv names files <commit8>-<env>
+            name = machine_json.parent.name
             bundles.append(
                 Bundle(
                     format=BUNDLE_FORMAT,
                     machine=_json(machine_json, results),
                     benchmarks=benchmarks,
                     results=files,
-                    sidecar=[r for r in records if str(r.get("commit", ""))[:8] in prefixes],
+                    sidecar=[
+                        r
+                        for r in records
+                        if str(r.get("commit", ""))[:8] in prefixes and r.get("asv_machine", name) == name
+                    ],
                 )
             )
     if not bundles:

@@ -3,7 +3,8 @@
 - **Placements.** One NUMA node: the whole machine. More than one: node 0 bound (its CPUs, memory ``bind:0``)
   and the whole machine interleaved (every CPU, memory ``interleave`` over every node): the two configurations
   users found to rank the kernels differently. Each is measured per commit under its own asv machine name
-  (``<machine>-<label>``) and judged on its own.
+  (``<machine>-<label>``, ``gate.domain.placement_machine``) and judged on its own; the collector's suites run
+  on the first only.
 - **Threads.** The quick profile: 1 and the placement's CPUs on a machine of up to 4 cores (nothing to choose
   between); on a larger one, three counts around the best known count per scale (``best``, from the store:
   ``fusegate threads``) when there is one, else the three largest powers of two up to the placement's physical
@@ -40,14 +41,15 @@ PER_CELL_S = {
     "hot_slice.AgainstBase": 120.0 / 26,
     "collector.CollectorAgainstBase": 45.0 / 6,
 }
-# Suites measured once per commit whatever the placements: the cost signal (1 thread under callgrind, exact) and
-# the collector's (1-thread cells in the quick profile), on the first placement.
+# Suites measured once per commit whatever the placements, on the first: the collector's (1-thread cells in the
+# quick profile). The cost signal (1 thread under callgrind, exact, independent of where it runs) is measured on
+# the first placement and reused by the others (benchmarks/_common.py ``reusable``): it costs time once.
 ONCE = (
-    "cost.Cost",
     "collector.CollectorCheck",
     "collector.CollectorPaired",
     "collector.CollectorAgainstBase",
 )
+REUSED = ("cost.Cost",)
 # HotSlice processes per cell: 6 short ones where raw times are all a small machine has; 2 on a larger one, where
 # the raw times only inform (head vs base is timed in lockstep, implementation vs baseline in one process).
 HOT_ROUNDS_SMALL, HOT_ROUNDS = 6, 2
@@ -206,7 +208,7 @@ def make(
         for suite, n in cells(p, scales, profile).items():
             if k == 0 or suite not in ONCE:
                 total[suite] = total.get(suite, 0) + n
-                if head or "AgainstBase" not in suite:
+                if (head or "AgainstBase" not in suite) and (k == 0 or suite not in REUSED):
                     per = getattr(p, processes[suite]) if suite in processes else 1
                     if head and suite == "hot_slice.HotSlice":
                         per = min(

@@ -76,6 +76,16 @@ class Topology:
         chosen = self.cpus if cpus is None else cpus
         return len({self.cores.get(c, (0, c)) for c in chosen})
 
+    def within(self, allowed) -> Topology:
+        """The part of this machine a process limited to the CPUs ``allowed`` can use (a container's cpuset, a
+        ``taskset``): nodes without any of them dropped."""
+        keep = set(allowed)
+        nodes = {n: tuple(c for c in cpus if c in keep) for n, cpus in self.nodes.items()}
+        nodes = {n: cpus for n, cpus in nodes.items() if cpus}
+        if not nodes:
+            raise ValueError(f"none of the CPUs {format_cpu_list(keep)} is in this topology")
+        return Topology(nodes=nodes, cores={c: v for c, v in self.cores.items() if c in keep})
+
     @property
     def sockets(self) -> int:
         return len({socket for socket, _ in self.cores.values()}) or 1

@@ -185,3 +185,29 @@ def test_a_summary_view_has_the_summary_tables_columns_in_order():
     assert [f.name for f in dataclasses.fields(queries.SummaryView)] == [
         c.name for c in CellSummary.__table__.c
     ]
+
+
+def test_two_placements_of_one_commit_are_two_machines_each_with_its_own_records(tmp_path):
+    """A two-node machine measured at node 0 and interleaved: one results directory, one sidecar directory per
+    commit, each record naming its asv machine; each placement's bundle has its own records (never mixed)."""
+    path = tmp_path / "fusegate" / HEAD[:8] / "records.jsonl"
+    for name, asked in (("runner-1-node0", "cpus=0-3 mem=bind:0"), ("runner-1-interleaved", "cpus=0-7")):
+        results = _write(tmp_path, machine=name)
+        lines = [json.loads(x) for x in path.read_text().splitlines()]
+        for line in lines:
+            if "asv_machine" not in line:
+                line["asv_machine"] = name
+                line["placement"] = {**line["placement"], "asked": asked}
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    bundles = {b.machine["machine"]: b for b in asv_dir.read(results)}
+    assert set(bundles) == {"runner-1-node0", "runner-1-interleaved"}
+    for name, b in bundles.items():
+        assert b.sidecar and {r["asv_machine"] for r in b.sidecar} == {name}
+        assert len(bundle.runs(b)) == 1  # one placement per bundle: not refused as mixed
+    # a record that names no asv machine (asv run by hand) belongs to every machine of its commit, as before
+    lines = [
+        {k: v for k, v in json.loads(x).items() if k != "asv_machine"} for x in path.read_text().splitlines()
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(IngestError, match="must not mix"):
+        bundle.runs(asv_dir.read(results)[0])

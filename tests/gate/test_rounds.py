@@ -10,7 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from gate import domain
+from gate.cli.placements import PlacementRun
 from gate.runner import rounds
+
+ONE = [PlacementRun("m1")]  # a one-node machine: its only placement, under its asv name
 
 TASKS, IMPLS, ENVS, THREADS = (
     ("g1_walk", "g1_motion"),
@@ -179,7 +182,7 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
     done = measuring.more_rounds(
         judge,
         _evaluation("inconclusive", open_rows),
-        "m1",
+        ONE,
         time.monotonic() + 600,
         sides,
         tmp_path,
@@ -217,7 +220,7 @@ def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_p
     done = measuring.more_rounds(
         judge,
         undecided,
-        "m1",
+        ONE,
         time.monotonic() + 5,
         {"head": side},
         tmp_path,
@@ -228,7 +231,7 @@ def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_p
     spent = _evaluation("inconclusive", [_row("impl_vs_baseline", groups=8)])
     assert (
         measuring.more_rounds(
-            judge, spent, "m1", time.monotonic() + 600, {"head": side}, tmp_path, console, again="x"
+            judge, spent, ONE, time.monotonic() + 600, {"head": side}, tmp_path, console, again="x"
         )
         is spent
     )
@@ -258,7 +261,7 @@ def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, mo
     undecided = _evaluation("inconclusive", [errored, unsure, slower])
     # each selection: 2 processes of 10 s, plus 15 s of asv's start: room for one
     done = measuring.more_rounds(
-        judge, undecided, "m1", time.monotonic() + 50, {"head": side}, tmp_path, console, again="x"
+        judge, undecided, ONE, time.monotonic() + 50, {"head": side}, tmp_path, console, again="x"
     )
     assert done.verdict == "reject"
     [extra] = calls
@@ -300,11 +303,106 @@ def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch,
     base = SimpleNamespace(name="base", sha="b" * 40, results=tmp_path)
     console = SimpleNamespace(print=lambda *a, **k: None)
     out = measure.more_rounds(
-        judge, undecided, "m1", time.monotonic() + 3600, {"base": base}, tmp_path, console, again=""
+        judge, undecided, ONE, time.monotonic() + 3600, {"base": base}, tmp_path, console, again=""
     )
     assert out is decided
-    [(side, [(extra, _)])] = calls
+    [(side, [(extra, _, _)])] = calls
     assert side == "base"
     assert _selected([a for a in extra if "(" in a]) == {
         "collector.CollectorPaired.track_ratio('g1_walk', 'assembled', 4096, 1)"
     }
+
+
+def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkeypatch):
+    """A two-node machine measured at two placements: an undecided row of ``m1-interleaved`` gets its rounds
+    under that asv machine name, with that placement's environment; the bound node's rows are decided."""
+    from gate.cli import measure as measuring
+
+    where = [
+        PlacementRun("m1-node0", "node0", {"FUSEGATE_CPUS": "0-3", "FUSEGATE_MEMPOLICY": "bind:0"}),
+        PlacementRun(
+            "m1-interleaved",
+            "interleaved",
+            {"FUSEGATE_CPUS": "0-7", "FUSEGATE_MEMPOLICY": "interleave:0,1"},
+            first=False,
+        ),
+    ]
+    side = measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")
+    calls = []
+    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0]))
+    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
+    verdicts = iter([_evaluation("approve", [])])
+
+    class Judge(SimpleNamespace):
+        def __call__(self, quiet=False):
+            return next(verdicts)
+
+    rows = [
+        _row("impl_vs_baseline", machine="m1-interleaved"),
+        _row("impl_vs_baseline", decision="pass", machine="m1-node0"),
+    ]
+    console = SimpleNamespace(print=lambda *a, **k: None)
+    measuring.more_rounds(
+        Judge(base="h" * 40, head="h" * 40),
+        _evaluation("inconclusive", rows),
+        where,
+        time.monotonic() + 600,
+        {"head": side},
+        tmp_path,
+        console,
+        again="x",
+    )
+    [(extra, _, env)] = calls
+    assert extra[-2:] == ("--machine", "m1-interleaved")
+    assert env == {
+        "FUSEGATE_CPUS": "0-7",
+        "FUSEGATE_MEMPOLICY": "interleave:0,1",
+        "FUSEGATE_ASV_MACHINE": "m1-interleaved",
+    }
+    assert _selected([a for a in extra if "(" in a]) == {
+        "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"
+    }
+
+
+def test_a_runner_asks_for_and_measures_each_placements_open_cells(tmp_path, monkeypatch):
+    """``fusegate measure --open-cells`` on a two-node machine: the service is asked once per placement (its asv
+    machine name), and each placement's open cells are measured there; exit 1 when no placement has any."""
+    from argparse import Namespace
+
+    from gate.cli import measure as measuring
+    from gate.cli import placements
+    from gate.cli.commands import measure as command
+    from gate.runner import upload
+
+    where = [
+        PlacementRun("m1-node0", "node0", {"FUSEGATE_CPUS": "0-3"}),
+        PlacementRun("m1-interleaved", "interleaved", {"FUSEGATE_CPUS": "0-7"}, first=False),
+    ]
+    monkeypatch.setattr(placements, "here", lambda machine, say: where)
+    monkeypatch.setenv("FUSEGATE_URL", "http://service.invalid")
+    open_row = {**vars(_row("impl_vs_baseline", machine="m1-interleaved")), "baseline": "handwritten"}
+    answers = {
+        "m1-node0": {"more": False},
+        "m1-interleaved": {"more": True, "budget": 8, "cells": [open_row]},
+    }
+    asked = []
+    monkeypatch.setattr(
+        upload, "more_rounds", lambda **k: asked.append(k["machine"]) or answers[k["machine"]]
+    )
+    calls = []
+    monkeypatch.setattr(
+        measuring, "_asv_calls", lambda batch, *, side, **k: calls.append((side.name, batch[0]))
+    )
+    monkeypatch.setattr(command, "gather", lambda side, results: None)
+    sides = {
+        name: measuring.Side(name, name[0] * 40, tmp_path, tmp_path / "results") for name in ("base", "head")
+    }
+    console = SimpleNamespace(print=lambda *a, **k: None)
+    args = Namespace(rounds=None)
+    code = command._open_cells(args, sides, "m1", tmp_path, console, tmp_path)
+    assert code == 0 and asked == ["m1-node0", "m1-interleaved"]
+    [(side, (extra, _, env))] = calls
+    assert side == "head" and extra[-2:] == ("--machine", "m1-interleaved") and env["FUSEGATE_CPUS"] == "0-7"
+    answers["m1-interleaved"] = {"more": False}
+    calls.clear()
+    assert command._open_cells(args, sides, "m1", tmp_path, console, tmp_path) == 1 and not calls

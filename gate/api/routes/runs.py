@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
+from gate import domain
 from gate.api.schemas import EvaluationSummary, Problem, RunOut, UploadOut
 from gate.ingest import bundle as bundles
 from gate.services import results
@@ -24,10 +25,12 @@ def _validated(body: bytes, runner) -> list:
     try:
         bundle = bundles.parse(body)
         machine = bundle.machine.get("machine")
-        if runner.machine is not None and machine != runner.machine:
+        # a machine's token uploads for its placements too (<machine>-node0, <machine>-interleaved)
+        if runner.machine is not None and runner.machine not in (machine, domain.host_of(str(machine))):
             raise HTTPException(
                 status.HTTP_403_FORBIDDEN,
-                f"token {runner.name!r} uploads for machine {runner.machine!r} only, not {str(machine)[:100]!r}",
+                f"token {runner.name!r} uploads for machine {runner.machine!r} and its placements only, "
+                f"not {str(machine)[:100]!r}",
             )
         return bundles.runs(bundle)
     except bundles.IngestError as exc:

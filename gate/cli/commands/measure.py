@@ -12,7 +12,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from gate.cli import exits, output
+from gate.cli import exits, output, placements
 from gate.cli.options import DEFAULT_RESULTS, need, settings
 
 NAME = ("measure",)
@@ -70,9 +70,10 @@ def run(args: argparse.Namespace) -> int:
         sides["head"] = replace(measuring.side_of(repo, "head", head, results, meter=base), against=base_side)
     if args.open_cells:
         return _open_cells(args, sides, machine, repo, console, results)
+    where = placements.here(machine, console.print)
     cost.ensure_valgrind(install=True, say=console.print)
     for side in sides.values():
-        measuring.measure(side, args.rounds, machine, repo, console, profile_time=False)
+        measuring.measure(side, args.rounds, where, repo, console, profile_time=False)
         gather(side, results)
     console.print(f"results of {', '.join(s.sha[:12] for s in sides.values())} in {results}: fusegate upload")
     return exits.APPROVE
@@ -82,41 +83,55 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
     from types import SimpleNamespace
 
     from gate.cli import measure as measuring
+    from gate.domain import Kind
     from gate.runner import asvrun, rounds
     from gate.runner import upload as runner
 
     conf = settings()
     url = need(conf.url, "FUSEGATE_URL")
     name = need(conf.machine or machine, "FUSEGATE_MACHINE")
-    try:
-        answer = runner.more_rounds(
-            url=url, base=sides["base"].sha, head=sides.get("head", sides["base"]).sha, machine=name
-        )
-    except runner.UploadError as exc:
-        console.print(f"[yellow]{exc}[/]", soft_wrap=True)
-        return exits.ERROR
-    if not answer["more"]:
-        console.print(f"{name}: no undecided cell the budget allows")
-        return exits.REJECT
-    from gate.domain import Kind
-
-    cells = [SimpleNamespace(**c) for c in answer["cells"]]
-    baseline = next(
-        (c.baseline for c in cells if c.kind in (Kind.IMPL_VS_BASELINE, Kind.BEST_THREADS)), "handwritten"
-    )
-    policy = {"max_rounds": answer["budget"], "baseline": baseline}
-    for side_name, side in sides.items():
-        patterns = rounds.open_benches(cells, policy, name, side=side_name)
-        if not patterns:
+    added = False
+    for at in placements.here(machine, console.print):  # each placement's cells, under its own asv name
+        asked = at.machine if at.label else name
+        try:
+            answer = runner.more_rounds(
+                url=url, base=sides["base"].sha, head=sides.get("head", sides["base"]).sha, machine=asked
+            )
+        except runner.UploadError as exc:
+            console.print(f"[yellow]{exc}[/]", soft_wrap=True)
+            return exits.ERROR
+        if not answer["more"]:
+            console.print(f"{asked}: no undecided cell the budget allows")
             continue
-        extra = ("--append-samples", "-a", f"rounds={measuring.ROUNDS_STEP}", *rounds.bench_args(patterns))
-        duet = rounds.duet_cells(patterns)
-        measuring._asv_calls(
-            [(extra, asvrun.Call({p: 10.0 for p in patterns}, measuring.ROUNDS_STEP))],
-            side=side,
-            repo=repo,
-            console=console,
-            env={"FUSEGATE_BENCH_DUET_CELLS": duet} if duet else None,
+        cells = [SimpleNamespace(**c) for c in answer["cells"]]
+        baseline = next(
+            (c.baseline for c in cells if c.kind in (Kind.IMPL_VS_BASELINE, Kind.BEST_THREADS)), "handwritten"
         )
-        gather(side, results)
-    return exits.APPROVE
+        policy = {"max_rounds": answer["budget"], "baseline": baseline}
+        for side_name, side in sides.items():
+            patterns = rounds.open_benches(cells, policy, asked, side=side_name)
+            if not patterns:
+                continue
+            extra = (
+                "--append-samples",
+                "-a",
+                f"rounds={measuring.ROUNDS_STEP}",
+                *rounds.bench_args(patterns),
+            )
+            duet = rounds.duet_cells(patterns)
+            measuring._asv_calls(
+                [
+                    (
+                        (*extra, *at.asv_args()),
+                        asvrun.Call({p: 10.0 for p in patterns}, measuring.ROUNDS_STEP),
+                        at.environment(),
+                    )
+                ],
+                side=side,
+                repo=repo,
+                console=console,
+                env={"FUSEGATE_BENCH_DUET_CELLS": duet} if duet else None,
+            )
+            gather(side, results)
+            added = True
+    return exits.APPROVE if added else exits.REJECT

@@ -12,7 +12,7 @@ import webbrowser
 from pathlib import Path
 
 from gate import git
-from gate.cli import output
+from gate.cli import output, placements
 from gate.cli.commands import serve
 from gate.cli.measure import Judge, Side, asv_machine, measure, more_rounds
 from gate.cli.options import (
@@ -82,11 +82,12 @@ def run(args: argparse.Namespace) -> int:
     machine = asv_machine(console.print)
     url = store_url(args)
     side = Side("head", head, repo, Path(args.results))
+    where = placements.here(machine, console.print)
     if not (args.no_bench or args.resume):
         from gate.meter import cost
 
         cost.ensure_valgrind(install=True, say=console.print)
-        measure(side, args.rounds, machine, repo, console, profile_time=args.profile_time)
+        measure(side, args.rounds, where, repo, console, profile_time=args.profile_time)
     console.print(f"[bold]results[/] into {url}")
     judge = Judge(url, repo, base, head, [side], console, fallback=True)
     evaluation = judge()
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation = more_rounds(
             judge,
             evaluation,
-            machine,
+            where,
             started + args.max_minutes * 60,
             {"head": side},
             repo,
