@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.domain import TIME
+from gate.domain import TIME, host_of
 from gate.evaluate import summary_of
 from gate.store import dashboard as reads
 from gate.store import queries
@@ -28,6 +28,13 @@ class CurveLine(BaseModel):
     best_threads: int = Field(description="the thread count of the highest throughput")
 
 
+class PlacementBest(BaseModel):
+    machine: str = Field(description="the asv machine name of one placement of the host (<host>-<label>)")
+    impl: str
+    best_threads: int
+    throughput: float = Field(description="env updates per second at that count")
+
+
 class ThreadCurve(BaseModel):
     machine: str
     commit: str
@@ -36,6 +43,11 @@ class ThreadCurve(BaseModel):
     task: str
     num_envs: int
     lines: list[CurveLine]
+    side_by_side: list[PlacementBest] = Field(
+        default_factory=list,
+        description="each implementation's fastest count at every placement of this machine's host measured at "
+        "the commit (node0 bound, interleaved, ...), this one included; empty for a machine of one placement",
+    )
 
 
 def _point(c, num_envs: int) -> CurvePoint:
@@ -83,14 +95,7 @@ def threads(
     for label, c in found:
         if label == placement:
             by_impl.setdefault(c.impl, []).append(_point(c, num_envs))
-    lines = [
-        CurveLine(
-            impl=impl,
-            points=sorted(points, key=lambda p: p.threads),
-            best_threads=max(points, key=lambda p: p.throughput).threads,
-        )
-        for impl, points in sorted(by_impl.items())
-    ]
+    lines = _lines(by_impl)
     return ThreadCurve(
         machine=machine,
         commit=commit,
@@ -99,4 +104,45 @@ def threads(
         task=task,
         num_envs=num_envs,
         lines=lines,
+        side_by_side=_side_by_side(session, machine, commit, task, num_envs),
     )
+
+
+def _lines(by_impl: dict[str, list[CurvePoint]]) -> list[CurveLine]:
+    return [
+        CurveLine(
+            impl=impl,
+            points=sorted(points, key=lambda p: p.threads),
+            best_threads=max(points, key=lambda p: p.throughput).threads,
+        )
+        for impl, points in sorted(by_impl.items())
+    ]
+
+
+def _side_by_side(
+    session: Session, machine: str, commit: str, task: str, num_envs: int
+) -> list[PlacementBest]:
+    """Each implementation's fastest count at every placement of ``machine``'s host (its asv machines
+    ``<host>-<label>``) at ``commit``, or [] when the host was measured at one placement."""
+    host = host_of(machine)
+    by_machine: dict[str, dict[str, list[CurvePoint]]] = {}
+    for name, _, _, c in queries.summaries(session, commit_sha=commit):
+        if host_of(name) == host and (c.benchmark, c.task, c.num_envs, c.status) == (
+            TIME,
+            task,
+            num_envs,
+            "ok",
+        ):
+            by_machine.setdefault(name, {}).setdefault(c.impl, []).append(_point(c, num_envs))
+    if len(by_machine) < 2:
+        return []
+    return [
+        PlacementBest(
+            machine=name,
+            impl=line.impl,
+            best_threads=line.best_threads,
+            throughput=max(p.throughput for p in line.points),
+        )
+        for name, by_impl in sorted(by_machine.items())
+        for line in _lines(by_impl)
+    ]
