@@ -168,6 +168,7 @@ class Signal(StrEnum):
     COST = "cost"  # the exact per-call cost under callgrind
     TIME = "time"  # the wall-time interval
     NONE = "none"  # decided where found, without a measurement: correctness, missing data
+    BASE = "base"  # a headline row as on the base, not made worse by the head (gate.evaluate.inherited)
 
 
 class Kind(StrEnum):

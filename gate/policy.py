@@ -52,6 +52,9 @@ class Policy:
     )
     # A cost ratio below this (B/A) while time does not fall with it is implausible: an error, never a pass
     cost_plausible: float = 0.5
+    # A headline row (implementation vs baseline) the base already failed or left undecided, and the head does not
+    # make worse, passes: the pull request is judged on its change (gate.evaluate.inherited)
+    inherited_pass: bool = True
 
     def margin_for(self, task: str, num_envs: int | None) -> float:
         best = self.margin
@@ -151,6 +154,7 @@ _TYPES = {
     "cost_margin": (int, float),
     "cost_for_parallel": bool,
     "cost_plausible": (int, float),
+    "inherited_pass": bool,
 }
 
 

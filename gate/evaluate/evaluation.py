@@ -16,6 +16,7 @@ from gate.evaluate import (
     correctness,
     head_vs_base,
     impl_vs_baseline,
+    inherited,
     machine,
     meter,
     paired_head_vs_base,
@@ -28,6 +29,9 @@ from gate.lineage import Lineage
 from gate.policy import Policy
 from gate.store import queries
 
+# The headline kinds: implementations against the baseline within one commit (inherited from the base when
+# the head does not make them worse).
+HEADLINE = (impl_vs_baseline, best_threads, collector_vs_baseline)
 # The row kinds judged per machine and placement, in the order their rows are shown.
 KINDS = (
     correctness,
@@ -102,6 +106,7 @@ def evaluate(
     judged_runs = {**{key: base_runs.get(key, []) for key in reused}, **head_runs}
     rows += meter.baselines(judged_runs, required, labels, policy.baseline)
     dropped: list[str] = []
+    groups: list[tuple[tuple[str, str], list[Row]]] = []  # each machine and placement's rows
     for (m, placement), cells in sorted(head_by.items()):
         ctx = Context(
             machine=m,
@@ -116,8 +121,9 @@ def evaluate(
             lockstep=any(r.get("against") == base_sha for r in head_runs.get((m, placement), [])),
             dropped=dropped,
         )
-        for kind in KINDS:
-            rows += kind.rows(ctx)
+        group = [r for kind in KINDS for r in kind.rows(ctx)]
+        rows += group
+        groups.append(((m, placement), group))
     if dropped:
         shown = ", ".join(dropped[:4]) + (f" and {len(dropped) - 4} more" if len(dropped) > 4 else "")
         reasons.append(
@@ -125,6 +131,8 @@ def evaluate(
         )
     rows += machine.nothing_compared(rows, sorted(set(required) & set(reported)))
     tally.decide(rows, policy, extra=set(compare) - set(policy.compare))
+    if policy.inherited_pass and not same:
+        _inherit(groups, base_by, labels, policy, compare, floors, reasons)
     verdict = tally.verdict(rows, reasons)
     return Outcome(
         verdict=verdict,
@@ -133,3 +141,26 @@ def evaluate(
         policy_source=policy_source,
         policy=policy.to_dict(),
     )
+
+
+def _inherit(groups, base_by, labels, policy: Policy, compare, floors, reasons: list[str]) -> None:
+    """Pass the headline rows each machine and placement's base already failed or left undecided and the head
+    does not make worse (``gate.evaluate.inherited``)."""
+    pairs = []
+    for key, group in groups:
+        if key in base_by:
+            ctx = Context(
+                machine=key[0],
+                placement=labels[key[1]],
+                cells=base_by[key],
+                policy=policy,
+                compare=compare,
+                floors=floors,
+            )
+            pairs.append((group, [r for kind in HEADLINE for r in kind.rows(ctx)]))
+    tally.decide([r for _, base in pairs for r in base], policy, extra=set(compare) - set(policy.compare))
+    if n := sum(inherited.apply(group, base, min_groups=policy.min_rounds) for group, base in pairs):
+        reasons.append(
+            f"{n} headline row(s) failed or undecided on the base as on the head, not made worse by it: passed "
+            "(the policy's inherited_pass)"
+        )

@@ -18,8 +18,11 @@ from tests.gate.bot.conftest import REPO, TOKEN, Bot, bundle, start_bot, wait_fo
 
 
 def _upload(bot, tmp_path, **kw):
+    """The base as it was, the head with ``kw``'s effects (a change the pull request makes)."""
     for name, sha in (("base", bot.base), ("head", bot.head)):
-        r = bot.client.post("/api/runs", json=bundle(tmp_path / f"{name}-{sha[:6]}", sha, **kw))
+        r = bot.client.post(
+            "/api/runs", json=bundle(tmp_path / f"{name}-{sha[:6]}", sha, **(kw if name == "head" else {}))
+        )
         assert r.status_code == 201, r.text
 
 
