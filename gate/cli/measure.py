@@ -259,6 +259,15 @@ def more_rounds(
             for k, at in enumerate(where)
         }
         todo = {key: patterns for key, patterns in todo.items() if patterns}
+        for name, k in [key for key in todo if not has_results(sides[key[0]], where[key[1]].machine)]:
+            # asv --append-samples would start a results file with the new samples only, and ingesting it would
+            # replace the run the store has (measured from another checkout) with them
+            console.print(
+                f"  {name} {sides[name].sha[:12]} has results in the store but none in {sides[name].results}: "
+                "no rounds for it here (measure it again from this checkout to add some)",
+                soft_wrap=True,
+            )
+            del todo[name, k]
         open_rows = [c for c in evaluation.comparisons if c.decision == Decision.INCONCLUSIVE]
         if not todo:
             console.print(f"  {len(open_rows)} cell(s) undecided with the policy's budget of rounds spent")
@@ -318,6 +327,13 @@ def more_rounds(
         }
         console.print(f"  now {evaluation.verdict}: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
     return evaluation
+
+
+def has_results(side: Side, machine: str | None) -> bool:
+    """Whether ``side``'s asv results directory holds its commit's results on ``machine`` (None: any), the
+    file rounds append to."""
+    pattern = f"{machine or '*'}/{side.sha[:8]}-*.json"
+    return any(side.results.glob(pattern)) if side.results.is_dir() else False
 
 
 def _most_telling(rows, steps: dict, left_s: float, policy: dict, machines: dict) -> dict:

@@ -15,6 +15,16 @@ from gate.runner import rounds
 
 ONE = [PlacementRun("m1")]  # a one-node machine: its only placement, under its asv name
 
+
+def _measured(side, *machines: str):
+    """The side's asv results file on each machine (what rounds append to); returns the side."""
+    for machine in machines or ("m1",):
+        path = side.results / machine / f"{side.sha[:8]}-existing-py.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    return side
+
+
 TASKS, IMPLS, ENVS, THREADS = (
     ("g1_walk", "g1_motion"),
     ("numpy", "handwritten", "assembled"),
@@ -158,7 +168,7 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
     from gate.cli import measure as measuring
 
     sides = {
-        name: measuring.Side(name, name * 20, tmp_path / name, tmp_path / name / "results")
+        name: _measured(measuring.Side(name, name * 20, tmp_path / name, tmp_path / name / "results"))
         for name in ("base", "head")
     }
     calls = []
@@ -208,7 +218,7 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
 def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_path, monkeypatch):
     from gate.cli import measure as measuring
 
-    side = measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")
+    side = _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1-interleaved")
     monkeypatch.setattr(
         measuring, "_asv_calls", lambda *a, **k: pytest.fail("past the deadline: nothing runs")
     )
@@ -243,7 +253,7 @@ def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, mo
     The rounds that fit go to the row whose p-value says slower, not to the rows that do not."""
     from gate.cli import measure as measuring
 
-    side = measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")
+    side = _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1-interleaved")
     calls = []
     monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0][0]))
     monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})  # 10 s a process, the default
@@ -300,7 +310,7 @@ def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch,
             return decided
 
     judge = Judge()
-    base = SimpleNamespace(name="base", sha="b" * 40, results=tmp_path)
+    base = _measured(SimpleNamespace(name="base", sha="b" * 40, results=tmp_path))
     console = SimpleNamespace(print=lambda *a, **k: None)
     out = measure.more_rounds(
         judge, undecided, ONE, time.monotonic() + 3600, {"base": base}, tmp_path, console, again=""
@@ -327,7 +337,7 @@ def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkey
             first=False,
         ),
     ]
-    side = measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")
+    side = _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1-interleaved")
     calls = []
     monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0]))
     monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
@@ -395,7 +405,8 @@ def test_a_runner_asks_for_and_measures_each_placements_open_cells(tmp_path, mon
     )
     monkeypatch.setattr(command, "gather", lambda side, results: None)
     sides = {
-        name: measuring.Side(name, name[0] * 40, tmp_path, tmp_path / "results") for name in ("base", "head")
+        name: _measured(measuring.Side(name, name[0] * 40, tmp_path, tmp_path / "results"), "m1-interleaved")
+        for name in ("base", "head")
     }
     console = SimpleNamespace(print=lambda *a, **k: None)
     args = Namespace(rounds=None)
@@ -406,3 +417,38 @@ def test_a_runner_asks_for_and_measures_each_placements_open_cells(tmp_path, mon
     answers["m1-interleaved"] = {"more": False}
     calls.clear()
     assert command._open_cells(args, sides, "m1", tmp_path, console, tmp_path) == 1 and not calls
+
+
+def test_no_rounds_append_to_a_side_whose_results_are_elsewhere(tmp_path, monkeypatch):
+    """The store has the base's run, measured from another checkout: appending rounds here would start a results
+    file with the new samples only, and ingesting it would replace the stored run. The base gets no rounds; the
+    head, whose results are here, does."""
+    from gate.cli import measure as measuring
+
+    sides = {
+        "base": measuring.Side("base", "b" * 40, tmp_path, tmp_path / "elsewhere"),  # nothing here
+        "head": _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")),
+    }
+    calls, said = [], []
+    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, *, side, **k: calls.append(side.name))
+    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
+    verdicts = iter([_evaluation("approve", [])])
+
+    class Judge(SimpleNamespace):
+        def __call__(self, quiet=False):
+            return next(verdicts)
+
+    console = SimpleNamespace(print=lambda text, **k: said.append(text))
+    rows = [_row("paired_head_vs_base")]  # samples on both sides
+    measuring.more_rounds(
+        Judge(base="b" * 40, head="h" * 40),
+        _evaluation("inconclusive", rows),
+        ONE,
+        time.monotonic() + 600,
+        sides,
+        tmp_path,
+        console,
+        again="x",
+    )
+    assert calls == ["head"]
+    assert any("has results in the store but none in" in text for text in said)

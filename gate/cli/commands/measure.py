@@ -110,8 +110,8 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
         policy = {"max_rounds": answer["budget"], "baseline": baseline}
         for side_name, side in sides.items():
             patterns = rounds.open_benches(cells, policy, asked, side=side_name)
-            if not patterns:
-                continue
+            if not patterns or not measuring.has_results(side, at.machine):
+                continue  # nothing open, or no results file here to append to (measure it first)
             extra = (
                 "--append-samples",
                 "-a",
