@@ -58,8 +58,8 @@ class PlacementRun:
 
 
 def best_from_table() -> dict[str, int]:
-    """{"": the most common count} of this machine's kernel thread table, or {} without one (the plan then takes
-    the largest powers of two up to the cores)."""
+    """The most common count of this machine's kernel thread table for every placement label, or {} without a
+    table (the plan then takes the largest powers of two up to the cores)."""
     from kernels.kernel import thread_table
 
     counts = Counter(

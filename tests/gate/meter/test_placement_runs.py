@@ -127,3 +127,31 @@ def test_a_process_limited_to_some_cpus_plans_over_those(tmp_path):
     assert only.label == "" and only.env["FUSEGATE_BENCH_THREADS"] == "2,4,8"
     with pytest.raises(ValueError, match="none of the CPUs"):
         t.within([500])
+
+
+def test_the_quick_counts_come_from_the_kernels_thread_table(tmp_path, monkeypatch):
+    """On a machine of more than 4 cores the counts are around the table's most common count, the table the
+    kernels load (another machine's table is ignored)."""
+    from kernels import kernel
+
+    table = tmp_path / "threads.json"
+    monkeypatch.setenv("FUSEGATE_THREAD_TABLE", str(table))
+    by_n = {"4096": 16, "32768": 32, "65536": 32}
+    for machine, expected in ((kernel.machine_key(), 32), ("another CPU x160", None)):
+        table.write_text(
+            json.dumps(
+                {
+                    "format": kernel.THREAD_TABLE_FORMAT,
+                    "machine": machine,
+                    "table": {"g1_walk": {"assembled": by_n}},
+                }
+            )
+        )
+        kernel.thread_table.cache_clear()
+        best = placements.best_from_table()
+        assert best.get("node0") == expected and best.get("") == expected
+        if expected:
+            t = _machine(tmp_path / machine[:4], 2, 40, 2, 2)
+            node0, _ = placements.runs("xeon", profile="quick", topology=t, environ={}, best=best)
+            assert node0.env["FUSEGATE_BENCH_THREADS"] == "16,32,64"
+    kernel.thread_table.cache_clear()
