@@ -169,6 +169,20 @@ def runs(bundle: Bundle) -> list[RunRecord]:
     plain(bundle.benchmarks, "benchmarks.json")
     params = asv_results.benchmark_params(bundle.benchmarks)
     sidecar = sidecar_records.by_commit(bundle.sidecar)
+    others = sorted(
+        {
+            str(r.get("asv_machine"))
+            for r in bundle.sidecar
+            if r.get("asv_machine", machine_name) != machine_name
+        }
+    )
+    if others:  # records of another placement's asv machine: they would mix two placements' samples
+        raise IngestError(
+            "sidecar",
+            "asv_machine",
+            f"records of {', '.join(o[:64] for o in others[:3])} in the bundle of {machine_name!r}: each placement's "
+            "records go with its own asv machine's results (gate.ingest.asv_dir reads them so)",
+        )
     seen: dict[str, str] = {}
     out = []
     for result_file in bundle.results:

@@ -211,3 +211,10 @@ def test_two_placements_of_one_commit_are_two_machines_each_with_its_own_records
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     with pytest.raises(IngestError, match="must not mix"):
         bundle.runs(asv_dir.read(results)[0])
+
+
+def test_a_bundle_with_another_placements_records_is_refused(tmp_path):
+    [b] = asv_dir.read(_write(tmp_path))
+    b.sidecar[0]["asv_machine"] = "runner-1-interleaved"
+    with pytest.raises(IngestError, match="records of runner-1-interleaved in the bundle of 'runner-1'"):
+        bundle.runs(b)
