@@ -104,7 +104,8 @@ def gate_bench_against(*, collector: bool = True) -> str:
 
 
 # A machine with several NUMA nodes is measured at several placements per commit (gate.meter.plan), each under its
-# own asv machine name, ``<machine>-<label>``, and judged on its own: node<N> (one node bound) or interleaved.
+# own asv machine name, ``<machine>__<label>``, and judged on its own: node<N> (one node bound) or interleaved.
+# "__" because no hostname (asv's default machine name) has "_": a cluster's compute-node12 stays a machine.
 PLACEMENT_LABEL = re.compile(r"node[0-9]+|interleaved")
 
 
@@ -112,12 +113,12 @@ def placement_machine(machine: str, label: str) -> str:
     """The asv machine name of ``machine``'s placement ``label`` ("" for a machine's only placement)."""
     if label and not PLACEMENT_LABEL.fullmatch(label):
         raise ValueError(f"unknown placement label {label!r}: node<N> or interleaved")
-    return f"{machine}-{label}" if label else machine
+    return f"{machine}__{label}" if label else machine
 
 
 def host_of(name: str) -> str:
     """The machine a placement's asv machine name belongs to (the name itself when it names no placement)."""
-    host, sep, label = name.rpartition("-")
+    host, sep, label = name.rpartition("__")
     return host if sep and host and PLACEMENT_LABEL.fullmatch(label) else name
 
 

@@ -32,7 +32,7 @@ def asv_machine(say) -> str | None:
         )
         if done.returncode:
             raise ValueError(f"asv machine --yes failed: {(done.stderr or done.stdout).strip()[-500:]}")
-    try:  # a placement's name (<machine>-node0) is not the machine's
+    try:  # a placement's name (<machine>__node0) is not the machine's
         names = [k for k in json.loads(path.read_text()) if k != "version" and domain.host_of(k) == k]
     except (OSError, ValueError):
         return None

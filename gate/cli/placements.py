@@ -3,8 +3,8 @@ as asv runs, one per placement, each under its own asv machine name.
 
 - One NUMA node: one placement, the whole machine, under the machine's asv name. Its processes keep the CPU
   affinity and memory policy they were started with; the plan sets the thread counts and processes per cell.
-- Several nodes: node 0 bound and the whole machine interleaved, as ``<machine>-node0`` and
-  ``<machine>-interleaved`` (``gate.domain.placement_machine``), each judged on its own. The collector's suites
+- Several nodes: node 0 bound and the whole machine interleaved, as ``<machine>__node0`` and
+  ``<machine>__interleaved`` (``gate.domain.placement_machine``), each judged on its own. The collector's suites
   run on the first placement only; the cost pass is measured on the first and reused by the second.
 - A placement named in the environment (``FUSEGATE_CPUS`` or ``FUSEGATE_MEMPOLICY``) is the only one measured:
   the operator chose it. Any ``FUSEGATE_BENCH_*`` setting in the environment wins over the plan's.

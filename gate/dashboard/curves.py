@@ -29,7 +29,7 @@ class CurveLine(BaseModel):
 
 
 class PlacementBest(BaseModel):
-    machine: str = Field(description="the asv machine name of one placement of the host (<host>-<label>)")
+    machine: str = Field(description="the asv machine name of one placement of the host (<host>__<label>)")
     impl: str
     best_threads: int
     throughput: float = Field(description="env updates per second at that count")
@@ -123,7 +123,7 @@ def _side_by_side(
     session: Session, machine: str, commit: str, task: str, num_envs: int
 ) -> list[PlacementBest]:
     """Each implementation's fastest count at every placement of ``machine``'s host (its asv machines
-    ``<host>-<label>``) at ``commit``, or [] when the host was measured at one placement."""
+    ``<host>__<label>``) at ``commit``, or [] when the host was measured at one placement."""
     host = host_of(machine)
     by_machine: dict[str, dict[str, list[CurvePoint]]] = {}
     for name, _, _, c in queries.summaries(session, commit_sha=commit):

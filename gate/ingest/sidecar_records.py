@@ -264,7 +264,7 @@ def placement_of(records: list[dict], file: str) -> tuple[dict, dict, dict]:
             file,
             "sidecar.placement",
             f"{len(placements)} different placements for one commit; results of different placements "
-            "must not mix: run each placement under its own asv machine name (asv run --machine NAME-PLACEMENT)",
+            "must not mix: run each placement under its own asv machine name (asv run --machine NAME__PLACEMENT)",
         )
     first = records[0]
     return first["placement"], first["machine"], first["software"]

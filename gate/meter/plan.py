@@ -3,7 +3,7 @@
 - **Placements.** One NUMA node: the whole machine. More than one: node 0 bound (its CPUs, memory ``bind:0``)
   and the whole machine interleaved (every CPU, memory ``interleave`` over every node): the two configurations
   users found to rank the kernels differently. Each is measured per commit under its own asv machine name
-  (``<machine>-<label>``, ``gate.domain.placement_machine``) and judged on its own; the collector's suites run
+  (``<machine>__<label>``, ``gate.domain.placement_machine``) and judged on its own; the collector's suites run
   on the first only.
 - **Threads.** The quick profile: 1 and the placement's CPUs on a machine of up to 4 cores (nothing to choose
   between); on a larger one, three counts around the best known count per scale (``best``, from the store:

@@ -191,7 +191,7 @@ def test_two_placements_of_one_commit_are_two_machines_each_with_its_own_records
     """A two-node machine measured at node 0 and interleaved: one results directory, one sidecar directory per
     commit, each record naming its asv machine; each placement's bundle has its own records (never mixed)."""
     path = tmp_path / "fusegate" / HEAD[:8] / "records.jsonl"
-    for name, asked in (("runner-1-node0", "cpus=0-3 mem=bind:0"), ("runner-1-interleaved", "cpus=0-7")):
+    for name, asked in (("runner-1__node0", "cpus=0-3 mem=bind:0"), ("runner-1__interleaved", "cpus=0-7")):
         results = _write(tmp_path, machine=name)
         lines = [json.loads(x) for x in path.read_text().splitlines()]
         for line in lines:
@@ -200,7 +200,7 @@ def test_two_placements_of_one_commit_are_two_machines_each_with_its_own_records
                 line["placement"] = {**line["placement"], "asked": asked}
         path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     bundles = {b.machine["machine"]: b for b in asv_dir.read(results)}
-    assert set(bundles) == {"runner-1-node0", "runner-1-interleaved"}
+    assert set(bundles) == {"runner-1__node0", "runner-1__interleaved"}
     for name, b in bundles.items():
         assert b.sidecar and {r["asv_machine"] for r in b.sidecar} == {name}
         assert len(bundle.runs(b)) == 1  # one placement per bundle: not refused as mixed
@@ -215,6 +215,6 @@ def test_two_placements_of_one_commit_are_two_machines_each_with_its_own_records
 
 def test_a_bundle_with_another_placements_records_is_refused(tmp_path):
     [b] = asv_dir.read(_write(tmp_path))
-    b.sidecar[0]["asv_machine"] = "runner-1-interleaved"
-    with pytest.raises(IngestError, match="records of runner-1-interleaved in the bundle of 'runner-1'"):
+    b.sidecar[0]["asv_machine"] = "runner-1__interleaved"
+    with pytest.raises(IngestError, match="records of runner-1__interleaved in the bundle of 'runner-1'"):
         bundle.runs(b)

@@ -218,7 +218,9 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
 def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_path, monkeypatch):
     from gate.cli import measure as measuring
 
-    side = _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1-interleaved")
+    side = _measured(
+        measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved"
+    )
     monkeypatch.setattr(
         measuring, "_asv_calls", lambda *a, **k: pytest.fail("past the deadline: nothing runs")
     )
@@ -253,7 +255,9 @@ def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, mo
     The rounds that fit go to the row whose p-value says slower, not to the rows that do not."""
     from gate.cli import measure as measuring
 
-    side = _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1-interleaved")
+    side = _measured(
+        measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved"
+    )
     calls = []
     monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0][0]))
     monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})  # 10 s a process, the default
@@ -324,20 +328,22 @@ def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch,
 
 
 def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkeypatch):
-    """A two-node machine measured at two placements: an undecided row of ``m1-interleaved`` gets its rounds
+    """A two-node machine measured at two placements: an undecided row of ``m1__interleaved`` gets its rounds
     under that asv machine name, with that placement's environment; the bound node's rows are decided."""
     from gate.cli import measure as measuring
 
     where = [
-        PlacementRun("m1-node0", "node0", {"FUSEGATE_CPUS": "0-3", "FUSEGATE_MEMPOLICY": "bind:0"}),
+        PlacementRun("m1__node0", "node0", {"FUSEGATE_CPUS": "0-3", "FUSEGATE_MEMPOLICY": "bind:0"}),
         PlacementRun(
-            "m1-interleaved",
+            "m1__interleaved",
             "interleaved",
             {"FUSEGATE_CPUS": "0-7", "FUSEGATE_MEMPOLICY": "interleave:0,1"},
             first=False,
         ),
     ]
-    side = _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1-interleaved")
+    side = _measured(
+        measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved"
+    )
     calls = []
     monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0]))
     monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
@@ -348,8 +354,8 @@ def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkey
             return next(verdicts)
 
     rows = [
-        _row("impl_vs_baseline", machine="m1-interleaved"),
-        _row("impl_vs_baseline", decision="pass", machine="m1-node0"),
+        _row("impl_vs_baseline", machine="m1__interleaved"),
+        _row("impl_vs_baseline", decision="pass", machine="m1__node0"),
     ]
     console = SimpleNamespace(print=lambda *a, **k: None)
     measuring.more_rounds(
@@ -363,11 +369,11 @@ def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkey
         again="x",
     )
     [(extra, _, env)] = calls
-    assert extra[-2:] == ("--machine", "m1-interleaved")
+    assert extra[-2:] == ("--machine", "m1__interleaved")
     assert env == {
         "FUSEGATE_CPUS": "0-7",
         "FUSEGATE_MEMPOLICY": "interleave:0,1",
-        "FUSEGATE_ASV_MACHINE": "m1-interleaved",
+        "FUSEGATE_ASV_MACHINE": "m1__interleaved",
     }
     assert _selected([a for a in extra if "(" in a]) == {
         "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"
@@ -385,15 +391,15 @@ def test_a_runner_asks_for_and_measures_each_placements_open_cells(tmp_path, mon
     from gate.runner import upload
 
     where = [
-        PlacementRun("m1-node0", "node0", {"FUSEGATE_CPUS": "0-3"}),
-        PlacementRun("m1-interleaved", "interleaved", {"FUSEGATE_CPUS": "0-7"}, first=False),
+        PlacementRun("m1__node0", "node0", {"FUSEGATE_CPUS": "0-3"}),
+        PlacementRun("m1__interleaved", "interleaved", {"FUSEGATE_CPUS": "0-7"}, first=False),
     ]
     monkeypatch.setattr(placements, "here", lambda machine, say: where)
     monkeypatch.setenv("FUSEGATE_URL", "http://service.invalid")
-    open_row = {**vars(_row("impl_vs_baseline", machine="m1-interleaved")), "baseline": "handwritten"}
+    open_row = {**vars(_row("impl_vs_baseline", machine="m1__interleaved")), "baseline": "handwritten"}
     answers = {
-        "m1-node0": {"more": False},
-        "m1-interleaved": {"more": True, "budget": 8, "cells": [open_row]},
+        "m1__node0": {"more": False},
+        "m1__interleaved": {"more": True, "budget": 8, "cells": [open_row]},
     }
     asked = []
     monkeypatch.setattr(
@@ -405,16 +411,16 @@ def test_a_runner_asks_for_and_measures_each_placements_open_cells(tmp_path, mon
     )
     monkeypatch.setattr(command, "gather", lambda side, results: None)
     sides = {
-        name: _measured(measuring.Side(name, name[0] * 40, tmp_path, tmp_path / "results"), "m1-interleaved")
+        name: _measured(measuring.Side(name, name[0] * 40, tmp_path, tmp_path / "results"), "m1__interleaved")
         for name in ("base", "head")
     }
     console = SimpleNamespace(print=lambda *a, **k: None)
     args = Namespace(rounds=None)
     code = command._open_cells(args, sides, "m1", tmp_path, console, tmp_path)
-    assert code == 0 and asked == ["m1-node0", "m1-interleaved"]
+    assert code == 0 and asked == ["m1__node0", "m1__interleaved"]
     [(side, (extra, _, env))] = calls
-    assert side == "head" and extra[-2:] == ("--machine", "m1-interleaved") and env["FUSEGATE_CPUS"] == "0-7"
-    answers["m1-interleaved"] = {"more": False}
+    assert side == "head" and extra[-2:] == ("--machine", "m1__interleaved") and env["FUSEGATE_CPUS"] == "0-7"
+    answers["m1__interleaved"] = {"more": False}
     calls.clear()
     assert command._open_cells(args, sides, "m1", tmp_path, console, tmp_path) == 1 and not calls
 

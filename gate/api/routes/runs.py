@@ -25,7 +25,7 @@ def _validated(body: bytes, runner) -> list:
     try:
         bundle = bundles.parse(body)
         machine = bundle.machine.get("machine")
-        # a machine's token uploads for its placements too (<machine>-node0, <machine>-interleaved)
+        # a machine's token uploads for its placements too (<machine>__node0, <machine>__interleaved)
         if runner.machine is not None and runner.machine not in (machine, domain.host_of(str(machine))):
             raise HTTPException(
                 status.HTTP_403_FORBIDDEN,

@@ -136,9 +136,9 @@ def test_a_machine_bound_token_uploads_for_its_machine_only(service, tmp_path):
     ok = bundle_of(tmp_path / "y", base, machine="runner-7")
     assert httpx.post(f"{base_url}/api/runs", json=ok, headers=headers, timeout=60).status_code == 201
     # and for its placements (a two-node machine measures node 0 and interleaved under their own names)
-    placed = bundle_of(tmp_path / "z", base, machine="runner-7-interleaved")
+    placed = bundle_of(tmp_path / "z", base, machine="runner-7__interleaved")
     assert httpx.post(f"{base_url}/api/runs", json=placed, headers=headers, timeout=60).status_code == 201
-    for other in ("runner-70", "runner-7-socket1", "runner-8-node0"):
+    for other in ("runner-70", "runner-7-socket1", "runner-8__node0"):
         r = httpx.post(
             f"{base_url}/api/runs",
             json=bundle_of(tmp_path / other, base, machine=other),

@@ -74,12 +74,12 @@ def test_what_it_does_not_have_is_a_404_saying_what(measured, params, status, sa
 
 
 def test_a_machine_measured_at_two_placements_is_compared_side_by_side(store_url, tmp_path):
-    """``xeon-node0`` and ``xeon-interleaved``, one host's two placements: the curve of either shows each
+    """``xeon__node0`` and ``xeon__interleaved``, one host's two placements: the curve of either shows each
     implementation's fastest count at both, with links between them; a machine of one placement shows none."""
     repo = tmp_path / "repo"
     sha = gitrepo.commit(repo, policy='compare = ["assembled"]\n')
     interleaved_slower = random.uniform(1.5, 3.0)
-    for name, at_two in (("xeon-node0", 0.5), ("xeon-interleaved", interleaved_slower)):
+    for name, at_two in (("xeon__node0", 0.5), ("xeon__interleaved", interleaved_slower)):
         slow = lambda cell, at_two=at_two: 1.0 if cell["threads"] == 1 else at_two  # noqa: E731
         ingest(
             store_url,
@@ -89,18 +89,18 @@ def test_a_machine_measured_at_two_placements_is_compared_side_by_side(store_url
     app = create_app(database_url=store_url, repo=repo)
     with TestClient(app, raise_server_exceptions=False) as client:
         params = {"task": "g1_walk", "num_envs": 4096}
-        c = client.get("/api/dashboard/threads/xeon-node0", params=params).json()
+        c = client.get("/api/dashboard/threads/xeon__node0", params=params).json()
         best = {(b["machine"], b["impl"]): b for b in c["side_by_side"]}
-        assert {m for m, _ in best} == {"xeon-node0", "xeon-interleaved"}
-        assert best["xeon-node0", "handwritten"]["best_threads"] == 2
-        assert best["xeon-interleaved", "handwritten"]["best_threads"] == 1
+        assert {m for m, _ in best} == {"xeon__node0", "xeon__interleaved"}
+        assert best["xeon__node0", "handwritten"]["best_threads"] == 2
+        assert best["xeon__interleaved", "handwritten"]["best_threads"] == 1
         ratio = (
-            best["xeon-node0", "assembled"]["throughput"]
-            / best["xeon-interleaved", "assembled"]["throughput"]
+            best["xeon__node0", "assembled"]["throughput"]
+            / best["xeon__interleaved", "assembled"]["throughput"]
         )
         assert ratio == pytest.approx(2.0, rel=0.1)  # node0 at 2 threads vs interleaved at 1
-        page = client.get("/threads/xeon-interleaved", params=params).text
-        assert 'id="placements"' in page and 'data-machine="xeon-node0"' in page
-        assert 'href="/threads/xeon-node0?task=g1_walk' in page
+        page = client.get("/threads/xeon__interleaved", params=params).text
+        assert 'id="placements"' in page and 'data-machine="xeon__node0"' in page
+        assert 'href="/threads/xeon__node0?task=g1_walk' in page
         assert client.get("/api/dashboard/threads/ryzen", params=params).json()["side_by_side"] == []
         assert 'id="placements"' not in client.get("/threads/ryzen", params=params).text

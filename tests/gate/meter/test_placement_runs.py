@@ -24,9 +24,9 @@ def _machine(tmp_path, sockets, cores, smt, nodes):
 def test_a_two_node_machine_is_measured_at_both_placements_under_their_own_names(tmp_path):
     t = _machine(tmp_path, 2, 40, 2, 2)  # the users' 2 x 80-thread Xeon
     node0, interleaved = placements.runs("xeon", profile="quick", topology=t, environ={}, best={})
-    assert (node0.machine, node0.label, node0.first) == ("xeon-node0", "node0", True)
+    assert (node0.machine, node0.label, node0.first) == ("xeon__node0", "node0", True)
     assert (interleaved.machine, interleaved.label, interleaved.first) == (
-        "xeon-interleaved",
+        "xeon__interleaved",
         "interleaved",
         False,
     )
@@ -37,8 +37,8 @@ def test_a_two_node_machine_is_measured_at_both_placements_under_their_own_names
         and interleaved.env["FUSEGATE_MEMPOLICY"] == "interleave:0,1"
     )
     assert node0.env["FUSEGATE_BENCH_THREADS"] == "8,16,32"  # 40 cores on the node, no table: 3 powers of two
-    assert node0.asv_args() == ("--machine", "xeon-node0")
-    assert node0.environment()["FUSEGATE_ASV_MACHINE"] == "xeon-node0"
+    assert node0.asv_args() == ("--machine", "xeon__node0")
+    assert node0.environment()["FUSEGATE_ASV_MACHINE"] == "xeon__node0"
     # around the best known count when the machine has a thread table
     best = placements.runs(
         "xeon", profile="quick", topology=t, environ={}, best={"node0": 24, "interleaved": 24}
@@ -92,10 +92,13 @@ def test_the_second_placement_measures_no_collector_suite(tmp_path):
 
 
 def test_placement_names_and_their_machine():
-    assert domain.placement_machine("xeon", "node0") == "xeon-node0"
+    assert domain.placement_machine("xeon", "node0") == "xeon__node0"
     assert domain.placement_machine("xeon", "") == "xeon"
-    assert domain.host_of("xeon-interleaved") == "xeon" and domain.host_of("xeon-node1") == "xeon"
-    assert domain.host_of("my-host") == "my-host" and domain.host_of("-node0") == "-node0"
+    assert domain.host_of("xeon__interleaved") == "xeon" and domain.host_of("xeon__node1") == "xeon"
+    assert domain.host_of("my-host") == "my-host" and domain.host_of("__node0") == "__node0"
+    # a cluster's hostnames are machines of their own, not placements of one ("__": no hostname has "_")
+    assert domain.host_of("compute-node12") == "compute-node12"
+    assert domain.host_of("compute-node12__interleaved") == "compute-node12"
     with pytest.raises(ValueError, match="unknown placement label"):
         domain.placement_machine("xeon", "socket0")
 
@@ -105,10 +108,10 @@ def test_placement_names_are_registered_with_asv_once(tmp_path, monkeypatch):
     machines.write_text(json.dumps({"xeon": {"machine": "xeon"}, "version": 1}))
     ran = []
     monkeypatch.setattr(placements.subprocess, "run", lambda args, **k: ran.append(args) or _Done())
-    where = [placements.PlacementRun("xeon-node0", "node0"), placements.PlacementRun("xeon")]
-    assert placements.register(where, machines) == ["xeon-node0"]
-    assert ran[0][-4:] == ["machine", "--machine", "xeon-node0", "--yes"]
-    machines.write_text(json.dumps({"xeon": {}, "xeon-node0": {}, "version": 1}))
+    where = [placements.PlacementRun("xeon__node0", "node0"), placements.PlacementRun("xeon")]
+    assert placements.register(where, machines) == ["xeon__node0"]
+    assert ran[0][-4:] == ["machine", "--machine", "xeon__node0", "--yes"]
+    machines.write_text(json.dumps({"xeon": {}, "xeon__node0": {}, "version": 1}))
     assert placements.register(where, machines) == []
 
 
