@@ -23,7 +23,8 @@ def fill(url: str, root) -> dict:
     """Main commits measured on runner-1 and runner-2 (runner-2 without the step); the newest commit evaluated
     against the one before it. Returns the commits and the repository."""
     repo = root / "repo"
-    shas = [gitrepo.commit(repo, policy='compare = ["assembled"]\n', message="c0")]
+    # the strict headline: the newest commit's verdict shows the step it inherits as a fail
+    shas = [gitrepo.commit(repo, policy='compare = ["assembled"]\ninherited_pass = false\n', message="c0")]
     shas += [gitrepo.commit(repo, message=f"c{i}") for i in range(1, COMMITS)]
     for i, sha in enumerate(shas):
         date = START + datetime.timedelta(hours=i)
