@@ -164,6 +164,17 @@ def _evaluation(verdict, rows):
     )
 
 
+class _Judge(SimpleNamespace):
+    """Evaluates again after the rounds: ``then``, decided."""
+
+    def __call__(self, quiet=False):
+        return _evaluation(self.then, [])
+
+
+def _judge(then: str, *, base: str, head: str) -> _Judge:
+    return _Judge(then=then, base=base, head=head)
+
+
 def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp_path, monkeypatch):
     from gate.cli import measure as measuring
 
@@ -180,15 +191,10 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
     monkeypatch.setattr(
         measuring, "_per_process", lambda results, sha: {"hot_slice.HotSlice": 0.5, "hot_slice.Paired": 2.0}
     )
-    verdicts = iter([_evaluation("approve", [])])
     console = SimpleNamespace(print=lambda *a, **k: None)
     open_rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy"), _row("paired_head_vs_base")]
 
-    class Judge(SimpleNamespace):
-        def __call__(self, quiet=False):
-            return next(verdicts)
-
-    judge = Judge(base="b" * 40, head="h" * 40)
+    judge = _judge("approve", base="b" * 40, head="h" * 40)
     done = measuring.more_rounds(
         judge,
         _evaluation("inconclusive", open_rows),
@@ -265,13 +271,8 @@ def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, mo
     slower = SimpleNamespace(**vars(_row("head_vs_base", threads=2)), p_value=1e-3)
     unsure = SimpleNamespace(**vars(_row("impl_vs_baseline", "numpy")), p_value=0.4)
     errored = _row("collector_vs_baseline")  # no p-value
-    verdicts = iter([_evaluation("reject", [])])
 
-    class Judge(SimpleNamespace):
-        def __call__(self, quiet=False):
-            return next(verdicts)
-
-    judge = Judge(base="h" * 40, head="h" * 40)
+    judge = _judge("reject", base="h" * 40, head="h" * 40)
     undecided = _evaluation("inconclusive", [errored, unsure, slower])
     # each selection: 2 processes of 10 s, plus 15 s of asv's start: room for one
     done = measuring.more_rounds(
@@ -347,11 +348,6 @@ def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkey
     calls = []
     monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0]))
     monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
-    verdicts = iter([_evaluation("approve", [])])
-
-    class Judge(SimpleNamespace):
-        def __call__(self, quiet=False):
-            return next(verdicts)
 
     rows = [
         _row("impl_vs_baseline", machine="m1__interleaved"),
@@ -359,7 +355,7 @@ def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkey
     ]
     console = SimpleNamespace(print=lambda *a, **k: None)
     measuring.more_rounds(
-        Judge(base="h" * 40, head="h" * 40),
+        _judge("approve", base="h" * 40, head="h" * 40),
         _evaluation("inconclusive", rows),
         where,
         time.monotonic() + 600,
@@ -438,16 +434,11 @@ def test_no_rounds_append_to_a_side_whose_results_are_elsewhere(tmp_path, monkey
     calls, said = [], []
     monkeypatch.setattr(measuring, "_asv_calls", lambda batch, *, side, **k: calls.append(side.name))
     monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
-    verdicts = iter([_evaluation("approve", [])])
-
-    class Judge(SimpleNamespace):
-        def __call__(self, quiet=False):
-            return next(verdicts)
 
     console = SimpleNamespace(print=lambda text, **k: said.append(text))
     rows = [_row("paired_head_vs_base")]  # samples on both sides
     measuring.more_rounds(
-        Judge(base="b" * 40, head="h" * 40),
+        _judge("approve", base="b" * 40, head="h" * 40),
         _evaluation("inconclusive", rows),
         ONE,
         time.monotonic() + 600,
