@@ -10,7 +10,8 @@ the head's subject with the base's meter and times it against the base in lockst
 undecided rows within ``--max-minutes``. The base is measured once per run and reused by every head after it
 (as the bot reuses a stored base). It prints expected against actual verdict per scenario with the rows that
 decided, how long each took, and the confusion table over all runs. ``--every`` starts each run that many minutes
-after the previous one (an A/A spread over an hour). The profile is the environment's (``FUSEGATE_BENCH_*``).
+after the previous one (an A/A spread over an hour). Each head's result is appended to ``results.jsonl`` in the
+run's work directory as it ends (``--keep`` keeps it). The profile is the environment's (``FUSEGATE_BENCH_*``).
 Slow: kept out of the test run.
 
 Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact edits):
@@ -358,6 +359,10 @@ def run_once(
                 file=sys.stderr,
             )
             (work / f"{number}-{k}-{name}.log").write_text(log)
+            with open(
+                work / "results.jsonl", "a"
+            ) as f:  # each head as it ends: a long campaign cut short keeps them
+                f.write(json.dumps(result.__dict__) + "\n")
             out.append(result)
     finally:
         _run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
