@@ -162,6 +162,8 @@ HOT_ROUNDS = min(SETTINGS.hot_rounds, HEAD_HOT_ROUNDS) if AGAINST else SETTINGS.
 # Worker pairs per lockstep pass (each one group of the cell's hierarchical bootstrap), pairs per cell and pair.
 DUET_ROUNDS = SETTINGS.duet_rounds
 DUET_PAIRS = 30
+# Further worker pairs, over only the cells whose time is in question (``gate.meter.duet.in_question``).
+DUET_MORE = SETTINGS.duet_more
 # Cells of a lockstep pass, when only some need more samples: "task/impl/num_envs/threads,...".
 DUET_CELLS = SETTINGS.duet_cells
 
@@ -467,7 +469,9 @@ def write_sidecar(kind: str, record: dict) -> Path:
 
 def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
     """Every cell of ``cells`` (``gate.meter.duet.Cell``) timed against the base in lockstep: ``DUET_ROUNDS``
-    worker pairs, each over every cell in random order; one sidecar record per cell and worker pair (``kind``:
+    worker pairs, each over every cell in random order, then up to ``DUET_MORE`` more over only the cells whose
+    time is in question (their median head/base above 1 + the policy's ``head_vs_base_margin``), so a slower cell
+    has the groups to be decided by time in this pass; one sidecar record per cell and worker pair (``kind``:
     ``against_base`` or ``collector_against_base``, pairs as ``impl_s`` = the head's, ``base_s`` = the base's).
     Returns {(task, impl, num_envs, threads): the median head/base ratio, or an error message}."""
     import random
@@ -479,11 +483,12 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
         wanted = set(DUET_CELLS.split(","))
         cells = [c for c in cells if f"{c.task}/{c.impl}/{c.num_envs}/{c.threads}" in wanted]
     place()
-    ratios: dict[tuple, list[float]] = {}
+    groups: dict[tuple, list[list[float]]] = {}  # per cell, each worker pair's head/base ratios
     errors: dict[tuple, str] = {}
     rng = random.Random()
-    for _ in range(DUET_ROUNDS):
-        order = list(cells)
+
+    def worker_pair(these: list) -> None:
+        order = list(these)
         rng.shuffle(order)
         with duet.Duet(ROOT, Path(AGAINST)) as pair:
             for c in order:
@@ -499,7 +504,8 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
                     )
                     if any(side.proc.poll() is not None for side in pair.sides.values()):
                         break  # a worker that died is gone: the pass's next pair of workers goes on
-                ratios.setdefault(key, []).extend(p.head_s / p.base_s for p in got)
+                    continue
+                groups.setdefault(key, []).append([p.head_s / p.base_s for p in got])
                 write_sidecar(
                     kind,
                     {
@@ -512,4 +518,16 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
                         "pairs": [{"impl_s": p.head_s, "base_s": p.base_s, "first": p.first} for p in got],
                     },
                 )
-    return {**{k: statistics.median(v) for k, v in ratios.items()}, **errors}
+
+    for _ in range(DUET_ROUNDS):
+        worker_pair(cells)
+    margin = float(policy_value("head_vs_base_margin", 0.05))
+    for _ in range(DUET_MORE):
+        slower = [
+            c for c in cells if duet.in_question(groups.get((c.task, c.impl, c.num_envs, c.threads)), margin)
+        ]
+        if not slower:
+            break
+        worker_pair(slower)
+    ratios = {key: [r for group in found for r in group] for key, found in groups.items()}
+    return {**{k: statistics.median(v) for k, v in ratios.items() if v}, **errors}

@@ -278,6 +278,17 @@ class Duet:
         return samples
 
 
+def in_question(groups: list[list[float]] | None, margin: float) -> bool:
+    """Whether a cell's lockstep time questions the head: the median over its worker pairs of each pair's median
+    head/base ratio is above ``1 + margin``. Such a cell gets more worker pairs in the same pass (more groups for
+    its hierarchical bootstrap, so a real slowdown reaches the false-discovery threshold without rounds); a cell
+    at or below it is decided by what it has (a pass, or the cost signal when its interval straddles)."""
+    import statistics
+
+    medians = [statistics.median(g) for g in groups or () if g]
+    return bool(medians) and statistics.median(medians) > 1 + margin
+
+
 def cells(tasks, impls, scales, threads, kind: str = UPDATE_STATE) -> Iterator[Cell]:
     for task in tasks:
         for impl in impls:

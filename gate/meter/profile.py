@@ -39,6 +39,16 @@ def _count(name: str, text: str) -> int:
     return values[0]
 
 
+def _whole(name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ProfileError(f"{name}={text!r}: expected one whole number, 0 or more") from None
+    if value < 0:
+        raise ProfileError(f"{name}={text!r}: expected one whole number, 0 or more")
+    return value
+
+
 def _names(name: str, text: str) -> tuple[str, ...]:
     values = tuple(v.strip() for v in text.split(",") if v.strip())
     if not values:
@@ -78,6 +88,7 @@ class Profile:
     against: str | None = None  # AGAINST: the base tree a head is timed against in lockstep
     against_commit: str | None = None  # AGAINST_COMMIT
     duet_rounds: int = 3  # DUET_ROUNDS: worker pairs per lockstep pass
+    duet_more: int = 3  # DUET_MORE: further worker pairs over the cells whose time is in question (0: none)
     duet_cells: str | None = None  # DUET_CELLS: "task/impl/num_envs/threads,..." when only some need samples
 
     @property
@@ -106,6 +117,7 @@ class Profile:
             "against": lambda n, t: t,
             "against_commit": lambda n, t: t,
             "duet_rounds": _count,
+            "duet_more": _whole,
             "duet_cells": lambda n, t: t,
         }
         values = {}

@@ -468,3 +468,49 @@ def test_exact_results_are_reused_for_the_same_inputs_and_nothing_else(tmp_path,
     monkeypatch.setenv("FUSEGATE_REUSE", "0")
     assert _common.reusable("t", {"cells": [1]}, compute) == ({"value": 5}, False)
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_the_lockstep_pass_gives_more_worker_pairs_to_the_cells_time_questions_only(monkeypatch):
+    """DUET_ROUNDS worker pairs over every cell, then DUET_MORE more over the cells whose median head/base is
+    above 1 + head_vs_base_margin; a cell whose further groups bring it back under stops getting more."""
+    from benchmarks import _common
+    from gate.meter import duet
+
+    # head/base per cell and worker pair: slow stays 2x; straddle is 1.2x in its first two, then 1.0
+    ratio = {"slow": lambda k: 2.0, "straddle": lambda k: 1.2 if k < 2 else 1.0, "same": lambda k: 1.0}
+    calls: list[str] = []
+
+    class FakeDuet:
+        def __init__(self, head, base):
+            self.sides = {}
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def pairs(self, cell, count):
+            k = sum(c == cell.impl for c in calls)
+            calls.append(cell.impl)
+            return [duet.Pair(head_s=ratio[cell.impl](k) * 1e-3, base_s=1e-3, first="head")] * count
+
+    records = []
+    monkeypatch.setattr(duet, "Duet", FakeDuet)
+    monkeypatch.setattr(_common, "write_sidecar", lambda kind, record: records.append((kind, record)))
+    monkeypatch.setattr(_common, "place", lambda: None)
+    monkeypatch.setattr(_common, "AGAINST", "/base")
+    monkeypatch.setattr(_common, "DUET_CELLS", None)
+    monkeypatch.setattr(_common, "DUET_ROUNDS", 3)
+    monkeypatch.setattr(_common, "DUET_MORE", 3)
+    cells = [duet.Cell(task="g1_walk", impl=name, num_envs=64, threads=2) for name in ratio]
+    found = _common.duet_pass("against_base", cells, pairs=4)
+    groups = {name: sum(r["impl"] == name for _, r in records) for name in ratio}
+    # straddle's medians: 1.2 (of 1.2, 1.2, 1.0), 1.1 (and 1.0): more; 1.0 (and 1.0): done
+    assert groups == {"slow": 6, "straddle": 5, "same": 3}
+    assert found[("g1_walk", "slow", 64, 2)] == pytest.approx(2.0)
+    assert all(kind == "against_base" and len(r["pairs"]) == 4 for kind, r in records)
+    monkeypatch.setattr(_common, "DUET_MORE", 0)
+    records.clear()
+    _common.duet_pass("against_base", cells, pairs=4)
+    assert len(records) == 9

@@ -20,12 +20,13 @@ def test_values_are_parsed_once_into_types():
         "FUSEGATE_BENCH_HOT_ROUNDS": "2",
         "FUSEGATE_BENCH_TRACKS": "0",
         "FUSEGATE_BENCH_DUET_CELLS": "g1_walk/assembled/4096/2",
+        "FUSEGATE_BENCH_DUET_MORE": "0",
         "FUSEGATE_UNRELATED": "x",
     }
     p = Profile.from_env(env)
     assert (p.name, p.threads, p.impls) == ("full", (1, 8, 16), ("handwritten", "assembled"))
     assert (p.hot_rounds, p.with_tracks) == (2, False)
-    assert p.duet_cells == "g1_walk/assembled/4096/2"
+    assert p.duet_cells == "g1_walk/assembled/4096/2" and p.duet_more == 0
     # and back: what a plan or the measure command hands a benchmark process
     assert Profile.from_env(p.env()) == p
 
@@ -39,6 +40,7 @@ def test_values_are_parsed_once_into_types():
         ("FUSEGATE_BENCH_HOT_ROUNDS", "2,3", "one whole number"),
         ("FUSEGATE_BENCH_LAYOUT", "packed", "random, fixed"),
         ("FUSEGATE_BENCH_TRACKS", "yes", "0, 1"),
+        ("FUSEGATE_BENCH_DUET_MORE", "-1", "0 or more"),
     ],
 )
 def test_a_bad_value_names_the_variable_and_what_it_takes(variable, value, says):
