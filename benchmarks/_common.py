@@ -529,5 +529,5 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
         if not slower:
             break
         worker_pair(slower)
-    ratios = {key: [r for group in found for r in group] for key, found in groups.items()}
-    return {**{k: statistics.median(v) for k, v in ratios.items() if v}, **errors}
+    pooled = {key: statistics.median(r for group in found for r in group) for key, found in groups.items()}
+    return {**pooled, **errors}

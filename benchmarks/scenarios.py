@@ -359,9 +359,8 @@ def run_once(
                 file=sys.stderr,
             )
             (work / f"{number}-{k}-{name}.log").write_text(log)
-            with open(
-                work / "results.jsonl", "a"
-            ) as f:  # each head as it ends: a long campaign cut short keeps them
+            # each head as it ends: a long campaign cut short keeps them
+            with open(work / "results.jsonl", "a") as f:
                 f.write(json.dumps(result.__dict__) + "\n")
             out.append(result)
     finally:

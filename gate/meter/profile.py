@@ -40,13 +40,9 @@ def _count(name: str, text: str) -> int:
 
 
 def _whole(name: str, text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise ProfileError(f"{name}={text!r}: expected one whole number, 0 or more") from None
-    if value < 0:
+    if not text.strip().isdigit():
         raise ProfileError(f"{name}={text!r}: expected one whole number, 0 or more")
-    return value
+    return int(text)
 
 
 def _names(name: str, text: str) -> tuple[str, ...]:
