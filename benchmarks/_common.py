@@ -158,7 +158,20 @@ AGAINST, AGAINST_COMMIT = SETTINGS.against, SETTINGS.against_commit
 # head timed against its base in lockstep takes at most HEAD_HOT_ROUNDS: its raw times only inform there too
 # (history, each implementation's fastest thread count), and the lockstep pass is what decides.
 HEAD_HOT_ROUNDS = 2
-HOT_ROUNDS = min(SETTINGS.hot_rounds, HEAD_HOT_ROUNDS) if AGAINST else SETTINGS.hot_rounds
+# Who judges these results. fusegate (``FUSEGATE_BENCH_GATE=1``, set by its asv calls) pools the samples of a
+# process as one group and reads the paired tracks from the sidecar with confidence intervals. asv alone
+# (``asv continuous``) takes every sample as independent (Mann-Whitney U) and a track's single value by its
+# factor: for it a timing process gives one sample (the mean of its calls over ``ASV_SAMPLE_S``), a cell has
+# ``ASV_HOT_ROUNDS`` processes, and the single-value paired tracks are left out (the full profile keeps its
+# tracks). An A/A ``asv continuous`` with five samples per process flagged a 2-thread cell at 0.76.
+GATE = SETTINGS.gate
+ASV_HOT_ROUNDS = 8
+ASV_SAMPLE_S = 0.1
+_HOT = SETTINGS.hot_rounds if GATE or os.environ.get("FUSEGATE_BENCH_HOT_ROUNDS") else ASV_HOT_ROUNDS
+HOT_ROUNDS = min(_HOT, HEAD_HOT_ROUNDS) if AGAINST else _HOT
+HOT_REPEAT = 5 if GATE else 1
+# The in-process paired ratios (Paired, CollectorPaired): for the gate, and in the full profile's tracks.
+PAIRED_TRACKS = GATE or TRACKS
 # Worker pairs per lockstep pass (each one group of the cell's hierarchical bootstrap), pairs per cell and pair.
 DUET_ROUNDS = SETTINGS.duet_rounds
 DUET_PAIRS = 30

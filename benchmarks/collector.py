@@ -169,88 +169,92 @@ def _phases_us(phase_s: np.ndarray, num_envs: int) -> dict[str, float]:
     return {"physics": float(per["physics"]), "kernel": float(per["update_state"]), "rest": float(rest)}
 
 
-class CollectorPaired:
-    """A fused implementation's collector step against the hand-written one's, alternating in one process."""
+if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with intervals
 
-    params = (
-        common.TASKS,
-        common.PAIRED_IMPLS,
-        GATE_ENVS,
-        GATE_THREADS,
-    )
-    param_names = ("task", "impl", "num_envs", "threads")
-    timeout = 600
+    class CollectorPaired:
+        """A fused implementation's collector step against the hand-written one's, alternating in one process."""
 
-    def setup(self, task, impl, num_envs, threads):
-        from kernels.sim.collector import Collector
-
-        common.require(task, impl, threads)
-        common.record_process("CollectorPaired", task, impl, num_envs, threads)
-        self.collectors = {}
-        for name in (bench.BASELINE, impl):
-            try:
-                with common.phase("load"):
-                    self.collectors[name] = Collector(task, name, num_envs=num_envs, threads=threads, seed=0)
-            except Exception as exc:  # named like the check's message (the gate shows either)
-                call = f"Collector({task!r}, {name!r}, num_envs={num_envs}, threads={threads})"
-                _failure(task, impl, num_envs, threads, f"{call} raised {type(exc).__name__}: {exc}")
-                raise
-
-    def teardown(self, task, impl, num_envs, threads):
-        common.flush_process()
-
-    def _block(self, name: str, times: np.ndarray) -> tuple[float, np.ndarray]:
-        """``BLOCK`` steps of one collector: their mean wall time, timed here, and its own phase account."""
-        from gate.meter.collect import timed_step
-
-        collector, phases = self.collectors[name], np.zeros(times.shape)
-        wall = 0.0
-        for _ in range(BLOCK):
-            wall += timed_step(collector, times)
-            phases += times
-        return wall / BLOCK, phases / BLOCK
-
-    def track_ratio(self, task, impl, num_envs, threads):
-        """Median over PAIRS pairs of impl / hand-written step time, each pair of blocks in random order."""
-        from kernels.sim.collector import PHASES, PHYSICS_PARTS
-
-        base = self.collectors[bench.BASELINE]
-        times = np.zeros(len(PHASES) + len(PHYSICS_PARTS))
-        rng, pairs = random.Random(), []
-        with base.threads_limited():  # both collectors run at the same thread counts
-            for name in (bench.BASELINE, impl):
-                for _ in range(PAIR_WARMUP):
-                    self.collectors[name].step()
-            for _ in range(PAIRS):
-                order = [bench.BASELINE, impl]
-                rng.shuffle(order)
-                blocks = {name: self._block(name, times) for name in order}
-                pairs.append(
-                    {
-                        "base_s": blocks[bench.BASELINE][0],
-                        "impl_s": blocks[impl][0],
-                        "first": order[0],
-                        "base_us": _phases_us(blocks[bench.BASELINE][1], num_envs),
-                        "impl_us": _phases_us(blocks[impl][1], num_envs),
-                    }
-                )
-        ratio = statistics.median(p["impl_s"] / p["base_s"] for p in pairs)
-        common.write_sidecar(
-            "collector_paired",
-            {
-                "task": task,
-                "impl": impl,
-                "baseline": bench.BASELINE,
-                "num_envs": num_envs,
-                "threads": threads,
-                "block": BLOCK,
-                "pairs": pairs,
-                "median_ratio": ratio,
-            },
+        params = (
+            common.TASKS,
+            common.PAIRED_IMPLS,
+            GATE_ENVS,
+            GATE_THREADS,
         )
-        return ratio
+        param_names = ("task", "impl", "num_envs", "threads")
+        timeout = 600
 
-    track_ratio.unit = "ratio"
+        def setup(self, task, impl, num_envs, threads):
+            from kernels.sim.collector import Collector
+
+            common.require(task, impl, threads)
+            common.record_process("CollectorPaired", task, impl, num_envs, threads)
+            self.collectors = {}
+            for name in (bench.BASELINE, impl):
+                try:
+                    with common.phase("load"):
+                        self.collectors[name] = Collector(
+                            task, name, num_envs=num_envs, threads=threads, seed=0
+                        )
+                except Exception as exc:  # named like the check's message (the gate shows either)
+                    call = f"Collector({task!r}, {name!r}, num_envs={num_envs}, threads={threads})"
+                    _failure(task, impl, num_envs, threads, f"{call} raised {type(exc).__name__}: {exc}")
+                    raise
+
+        def teardown(self, task, impl, num_envs, threads):
+            common.flush_process()
+
+        def _block(self, name: str, times: np.ndarray) -> tuple[float, np.ndarray]:
+            """``BLOCK`` steps of one collector: their mean wall time, timed here, and its own phase account."""
+            from gate.meter.collect import timed_step
+
+            collector, phases = self.collectors[name], np.zeros(times.shape)
+            wall = 0.0
+            for _ in range(BLOCK):
+                wall += timed_step(collector, times)
+                phases += times
+            return wall / BLOCK, phases / BLOCK
+
+        def track_ratio(self, task, impl, num_envs, threads):
+            """Median over PAIRS pairs of impl / hand-written step time, each pair of blocks in random order."""
+            from kernels.sim.collector import PHASES, PHYSICS_PARTS
+
+            base = self.collectors[bench.BASELINE]
+            times = np.zeros(len(PHASES) + len(PHYSICS_PARTS))
+            rng, pairs = random.Random(), []
+            with base.threads_limited():  # both collectors run at the same thread counts
+                for name in (bench.BASELINE, impl):
+                    for _ in range(PAIR_WARMUP):
+                        self.collectors[name].step()
+                for _ in range(PAIRS):
+                    order = [bench.BASELINE, impl]
+                    rng.shuffle(order)
+                    blocks = {name: self._block(name, times) for name in order}
+                    pairs.append(
+                        {
+                            "base_s": blocks[bench.BASELINE][0],
+                            "impl_s": blocks[impl][0],
+                            "first": order[0],
+                            "base_us": _phases_us(blocks[bench.BASELINE][1], num_envs),
+                            "impl_us": _phases_us(blocks[impl][1], num_envs),
+                        }
+                    )
+            ratio = statistics.median(p["impl_s"] / p["base_s"] for p in pairs)
+            common.write_sidecar(
+                "collector_paired",
+                {
+                    "task": task,
+                    "impl": impl,
+                    "baseline": bench.BASELINE,
+                    "num_envs": num_envs,
+                    "threads": threads,
+                    "block": BLOCK,
+                    "pairs": pairs,
+                    "median_ratio": ratio,
+                },
+            )
+            return ratio
+
+        track_ratio.unit = "ratio"
 
 
 def _measure() -> dict:

@@ -39,7 +39,8 @@ class HotSlice:
     rounds = common.HOT_ROUNDS  # 6 unless a plan sets FUSEGATE_BENCH_HOT_ROUNDS; 2 for a head in lockstep
     # A fixed count per process: asv concatenates the samples of its rounds (processes) in order, so the gate
     # can split them back into one group per process (gate/ingest/bundle.py) for its hierarchical bootstrap.
-    repeat = 5
+    repeat = common.HOT_REPEAT
+    sample_time = 0.01 if common.GATE else common.ASV_SAMPLE_S
     warmup_time = 0.05  # setup already called the kernel (its load); a process is warm by its first sample
     setup_cache = staticmethod(common.check_parity)  # shared with Paired: one parity check per commit
 
@@ -136,71 +137,77 @@ if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judge
         track_cache_load_s.unit = "s"
 
 
-class Paired:
-    """The gate's headline measurement: a fused implementation vs hand-written, alternating in one process.
+if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with intervals
 
-    asv runs a track benchmark once per round; ``asv run -a rounds=N`` gives N processes per cell (the gate
-    pools them hierarchically). The NumPy reference is left out: it is 6-20x the hand-written kernel, so its
-    40 pairs would take most of the suite's time for a ratio nobody gates on.
-    """
+    class Paired:
+        """The gate's headline measurement: a fused implementation vs hand-written, alternating in one process.
 
-    params = (
-        common.TASKS,
-        common.PAIRED_IMPLS,
-        common.NUM_ENVS,
-        common.THREADS,
-    )
-    param_names = ("task", "impl", "num_envs", "threads")
-    timeout = 900  # processes per cell: asv run -a rounds=N (gate_asv_runs: 3); asv ignores a track's rounds
-    setup_cache = staticmethod(common.check_parity)
+        asv runs a track benchmark once per round; ``asv run -a rounds=N`` gives N processes per cell (the gate
+        pools them hierarchically). The NumPy reference is left out: it is 6-20x the hand-written kernel, so its
+        40 pairs would take most of the suite's time for a ratio nobody gates on.
+        """
 
-    def setup(self, checked, task, impl, num_envs, threads):
-        common.require(task, impl, threads)
-        common.record_process("Paired", task, impl, num_envs, threads)
-        self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}
-        self.kernels = {
-            name: common.checked_kernel(task, name, num_envs, threads, snap, checked)
-            for name, snap in self.snaps.items()
-        }
-
-    def teardown(self, checked, task, impl, num_envs, threads):
-        common.flush_process()
-
-    def _sample(self, name: str, loops: int) -> float:
-        kernel, snap = self.kernels[name], self.snaps[name]
-        t0 = time.perf_counter()
-        for _ in range(loops):
-            kernel.update_state(snap)
-        return (time.perf_counter() - t0) / loops
-
-    def track_ratio(self, checked, task, impl, num_envs, threads):
-        """Median over >= PAIRS pairs of impl time / hand-written time, each pair in random order."""
-        # Each sample lasts >= 1 ms, so timer resolution and call overhead stay out of the ratio.
-        loops = {name: max(1, int(np.ceil(1e-3 / max(self._sample(name, 1), 1e-9)))) for name in self.kernels}
-        rng = random.Random()
-        pairs = []
-        for _ in range(common.PAIRS):
-            order = [bench.BASELINE, impl]
-            rng.shuffle(order)
-            times = {name: self._sample(name, loops[name]) for name in order}
-            pairs.append({"base_s": times[bench.BASELINE], "impl_s": times[impl], "first": order[0]})
-        ratios = [p["impl_s"] / p["base_s"] for p in pairs]
-        common.write_sidecar(
-            "paired",
-            {
-                "task": task,
-                "impl": impl,
-                "baseline": bench.BASELINE,
-                "num_envs": num_envs,
-                "threads": threads,
-                "loops": loops,
-                "pairs": pairs,
-                "median_ratio": statistics.median(ratios),
-            },
+        params = (
+            common.TASKS,
+            common.PAIRED_IMPLS,
+            common.NUM_ENVS,
+            common.THREADS,
         )
-        return statistics.median(ratios)
+        param_names = ("task", "impl", "num_envs", "threads")
+        timeout = (
+            900  # processes per cell: asv run -a rounds=N (gate_asv_runs: 3); asv ignores a track's rounds
+        )
+        setup_cache = staticmethod(common.check_parity)
 
-    track_ratio.unit = "ratio"
+        def setup(self, checked, task, impl, num_envs, threads):
+            common.require(task, impl, threads)
+            common.record_process("Paired", task, impl, num_envs, threads)
+            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}
+            self.kernels = {
+                name: common.checked_kernel(task, name, num_envs, threads, snap, checked)
+                for name, snap in self.snaps.items()
+            }
+
+        def teardown(self, checked, task, impl, num_envs, threads):
+            common.flush_process()
+
+        def _sample(self, name: str, loops: int) -> float:
+            kernel, snap = self.kernels[name], self.snaps[name]
+            t0 = time.perf_counter()
+            for _ in range(loops):
+                kernel.update_state(snap)
+            return (time.perf_counter() - t0) / loops
+
+        def track_ratio(self, checked, task, impl, num_envs, threads):
+            """Median over >= PAIRS pairs of impl time / hand-written time, each pair in random order."""
+            # Each sample lasts >= 1 ms, so timer resolution and call overhead stay out of the ratio.
+            loops = {
+                name: max(1, int(np.ceil(1e-3 / max(self._sample(name, 1), 1e-9)))) for name in self.kernels
+            }
+            rng = random.Random()
+            pairs = []
+            for _ in range(common.PAIRS):
+                order = [bench.BASELINE, impl]
+                rng.shuffle(order)
+                times = {name: self._sample(name, loops[name]) for name in order}
+                pairs.append({"base_s": times[bench.BASELINE], "impl_s": times[impl], "first": order[0]})
+            ratios = [p["impl_s"] / p["base_s"] for p in pairs]
+            common.write_sidecar(
+                "paired",
+                {
+                    "task": task,
+                    "impl": impl,
+                    "baseline": bench.BASELINE,
+                    "num_envs": num_envs,
+                    "threads": threads,
+                    "loops": loops,
+                    "pairs": pairs,
+                    "median_ratio": statistics.median(ratios),
+                },
+            )
+            return statistics.median(ratios)
+
+        track_ratio.unit = "ratio"
 
 
 def _against_base() -> dict:

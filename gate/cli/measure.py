@@ -75,6 +75,7 @@ def _asv_env(side: Side, repo: Path) -> dict:
         **os.environ,
         "ASV_COMMIT": side.sha,
         "FUSEGATE_BENCH_PROFILE": Profile.from_env().name,
+        "FUSEGATE_BENCH_GATE": "1",
     }
     # The tree's kernels and meter, never the ones the interpreter has installed (an editable install of another
     # checkout would be measured in their place): the benchmark processes check it (benchmarks/_common.py).

@@ -86,6 +86,9 @@ class Profile:
     duet_rounds: int = 3  # DUET_ROUNDS: worker pairs per lockstep pass
     duet_more: int = 3  # DUET_MORE: further worker pairs over the cells whose time is in question (0: none)
     duet_cells: str | None = None  # DUET_CELLS: "task/impl/num_envs/threads,..." when only some need samples
+    gate: bool = (
+        False  # GATE: fusegate runs asv for the gate (set by its asv calls), else asv's own rule judges
+    )
 
     @property
     def with_tracks(self) -> bool:
@@ -115,6 +118,7 @@ class Profile:
             "duet_rounds": _count,
             "duet_more": _whole,
             "duet_cells": lambda n, t: t,
+            "gate": _flag,
         }
         values = {}
         for f in fields(cls):

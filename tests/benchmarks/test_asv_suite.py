@@ -57,6 +57,7 @@ def _asv(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Completed
 
 def _discover(tmp: Path, **extra_env: str) -> dict:
     """benchmarks.json from asv's own discovery, run against this interpreter (results in a temp dir)."""
+    tmp.mkdir(parents=True, exist_ok=True)
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf.update(results_dir=str(tmp / "results"), html_dir=str(tmp / "html"), env_dir=str(tmp / "env"))
     conf["benchmark_dir"] = str(ROOT / "benchmarks")
@@ -94,7 +95,7 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
 
     from gate.domain import GATE_BENCH_AGAINST, GATE_BENCH_EXACT, gate_asv_runs
 
-    found = {name for name in _discover(tmp_path) if name != "version"}
+    found = {name for name in _discover(tmp_path, FUSEGATE_BENCH_GATE="1") if name != "version"}
     cost = {
         "cost.Cost.track_instructions",
         "cost.CollectorCost.track_instructions",
@@ -113,6 +114,21 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
     assert {name for name in found if any(re.search(regex, name) for regex in selected)} == found
     exact = {name for name in found if re.search(GATE_BENCH_EXACT, name)}
     assert exact == {*cost, "collector.CollectorCheck.track_reward_max_diff"}  # one measurement per commit
+
+
+def test_asv_alone_gets_one_sample_per_process_and_no_single_value_ratios(tmp_path):
+    """asv continuous takes every sample as independent and a track by its factor: run by asv alone, a HotSlice
+    process gives one sample (the mean of its calls over 0.1 s) and a cell more processes, and the paired
+    ratios (single values per process) are not offered to its rule; run by fusegate, five samples per process."""
+    alone = _discover(tmp_path / "alone")
+    gate = _discover(tmp_path / "gate", FUSEGATE_BENCH_GATE="1")
+    assert "hot_slice.Paired.track_ratio" not in alone and "collector.CollectorPaired.track_ratio" not in alone
+    assert "hot_slice.Paired.track_ratio" in gate and "collector.CollectorPaired.track_ratio" in gate
+    hot, gated = alone["hot_slice.HotSlice.time_update_state"], gate["hot_slice.HotSlice.time_update_state"]
+    assert (hot["repeat"], hot["rounds"], hot["sample_time"]) == (1, 8, 0.1)
+    assert (gated["repeat"], gated["rounds"], gated["sample_time"]) == (5, 6, 0.01)
+    chosen = _discover(tmp_path / "chosen", FUSEGATE_BENCH_HOT_ROUNDS="3")
+    assert chosen["hot_slice.HotSlice.time_update_state"]["rounds"] == 3  # an explicit count wins
 
 
 def test_every_benchmark_is_discovered_with_its_kind(discovered):
@@ -196,7 +212,7 @@ def test_the_gates_collector_cells_check_rollouts_and_pair_steps_and_name_a_brok
         "b.setup('g1_walk', 'assembled', 64, 1)\n"
         "print(len(checks), sum(c['ok'] for c in checks.values()), b.track_ratio('g1_walk', 'assembled', 64, 1))\n"
     )
-    env = {**os.environ, "ASV_COMMIT": "c0ffee00" * 5, "FUSEGATE_THREADS": "1"}
+    env = {**os.environ, "ASV_COMMIT": "c0ffee00" * 5, "FUSEGATE_THREADS": "1", "FUSEGATE_BENCH_GATE": "1"}
     sidecar = ROOT / ".asv" / "fusegate" / "c0ffee00"
     for path in sidecar.glob("*.jsonl"):
         path.unlink()
