@@ -1,7 +1,7 @@
 """The gate tested like a product: real code changes on a throwaway branch, judged by ``fusegate gate --measure``.
 
     python -m benchmarks.scenarios [--scenarios docs,comment,extra_work,...] [--runs 1] [--every MINUTES]
-                                   [--max-minutes 10] [--keep DIR] [--json]
+                                   [--max-minutes 10] [--keep DIR] [--asv] [--json]
 
 A run checks out the current HEAD in a temporary git worktree (the base) with a scratch SQLite store, then for
 each scenario commits a real change on top of the base and runs ``fusegate gate --base BASE --head HEAD
@@ -12,6 +12,8 @@ undecided rows within ``--max-minutes``. The base is measured once per run and r
 decided, how long each took, and the confusion table over all runs. ``--every`` starts each run that many minutes
 after the previous one (an A/A spread over an hour). Each head's result is appended to ``results.jsonl`` in the
 run's work directory as it ends (``--keep`` keeps it). The profile is the environment's (``FUSEGATE_BENCH_*``).
+``--asv`` asks asv instead: each scenario in a fresh clone of the base, judged by ``asv continuous
+--interleave-rounds HEAD~1 HEAD`` (reject: a benchmark reported slower; changed: only faster; approve: none).
 Slow: kept out of the test run.
 
 Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact edits):
@@ -368,6 +370,72 @@ def run_once(
     return out
 
 
+def _asv_changes(output: str) -> list[str]:
+    """The rows of asv's comparison table that it marks as changed (``+`` slower, ``-`` faster, ``x`` failed,
+    ``!`` newly failing): ``| + | before | after | ratio | benchmark |``."""
+    rows = []
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] in ("+", "-", "x", "!"):
+            rows.append(f"{cells[0]} {cells[4]}: {cells[1]} -> {cells[2]} ({cells[3]})")
+    return rows
+
+
+def asv_once(number: int, names: list[str], *, keep: Path | None, base: str) -> list[Result]:
+    """Each scenario as asv judges it: a fresh clone of ``base`` (no asv environment, no results), the change
+    committed on top, ``asv continuous --interleave-rounds HEAD~1 HEAD``. Its answer: reject when it reports a
+    benchmark slower (or failing), changed when only faster, else approve."""
+    work = Path(keep or tempfile.mkdtemp(prefix="fusegate-asv-scenarios-"))
+    work.mkdir(parents=True, exist_ok=True)
+    who = {
+        "GIT_AUTHOR_NAME": "scenario",
+        "GIT_AUTHOR_EMAIL": "s@x",
+        "GIT_COMMITTER_NAME": "scenario",
+        "GIT_COMMITTER_EMAIL": "s@x",
+    }
+    # asv's own run: nothing of fusegate's (FUSEGATE_BENCH_*) in its environment
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FUSEGATE_BENCH")} | who
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    if not (Path.home() / ".asv-machine.json").exists():
+        _run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=work, env=env)
+    out = []
+    for k, name in enumerate(names):
+        s = SCENARIOS[name]
+        clone = work / f"{number}-{k}-{name}"
+        _run(["git", "clone", "--quiet", str(ROOT), str(clone)], cwd=work)
+        _git(clone, "checkout", "--quiet", "--detach", base)
+        apply(clone, s, f"run {number} step {k}")
+        _git(clone, "commit", "--quiet", "-am", f"scenario: {name}", env=env)
+        t0 = time.monotonic()
+        done = _run(
+            [sys.executable, "-m", "asv", "continuous", "--interleave-rounds", "HEAD~1", "HEAD"],
+            cwd=clone,
+            env=env,
+            check=False,
+        )
+        seconds = time.monotonic() - t0
+        changes = _asv_changes(done.stdout)
+        slower = [c for c in changes if c[0] in "+x!"]
+        actual = "reject" if slower or done.returncode else ("changed" if changes else "approve")
+        result = Result(
+            run=number,
+            scenario=name,
+            expected=s.expected,
+            actual=actual,
+            seconds=seconds,
+            effect=s.effect,
+            deciding=[f"asv continuous exited {done.returncode}", *changes],
+        )
+        print(f"run {number} {name}: expected {s.expected}, asv: {actual} ({seconds:.0f} s)", file=sys.stderr)
+        (work / f"{number}-{k}-{name}.log").write_text(done.stdout + done.stderr)
+        with open(work / "results.jsonl", "a") as f:
+            f.write(json.dumps(result.__dict__) + "\n")
+        out.append(result)
+        if not keep:
+            _run(["rm", "-rf", str(clone)], cwd=work)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.scenarios", description=__doc__.split("\n\n")[0])
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"default: {','.join(SCENARIOS)}")
@@ -376,6 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-minutes", type=float, default=10.0, help="fusegate gate --max-minutes per head")
     p.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     p.add_argument("--base", default="HEAD", help="the commit every scenario changes (default HEAD)")
+    p.add_argument(
+        "--asv", action="store_true", help="judge each scenario by asv continuous from a fresh clone instead"
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     names = args.scenarios.split(",")
@@ -390,7 +461,10 @@ def main(argv: list[str] | None = None) -> int:
         if wait > 0:
             time.sleep(wait)
         keep = args.keep / f"run{k + 1}" if args.keep else None
-        rows += run_once(k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base)
+        if args.asv:
+            rows += asv_once(k + 1, names, keep=keep, base=base)
+        else:
+            rows += run_once(k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base)
     confusion = Counter((r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
         print(

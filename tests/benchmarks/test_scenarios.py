@@ -51,3 +51,22 @@ def test_every_scenario_is_a_change_that_imports_and_generates(name, tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+
+
+def test_asvs_changed_rows_are_read_from_its_table_and_nothing_else():
+    """What asv continuous printed (its comparison table between progress lines) -> the rows it calls changed."""
+    printed = """[100.00%] ··· hot_slice.HotSlice.time_update_state                          ok
+| Change   | Before [0b91d4e8] <main~1>   | After [9918cdb5] <main>   |   Ratio | Benchmark (Parameter)  |
+|----------|------------------------------|---------------------------|---------|------------------------|
+| +        | 1.26±0.01ms                  | 2.41±0.02ms               |    1.91 | hot_slice.HotSlice.time_update_state('g1_walk', 'assembled', 4096, 2) |
+| -        | 2.58±0.8ms                   | 1.95±0.4ms                |    0.76 | hot_slice.HotSlice.time_update_state('g1_motion', 'numpy', 4096, 1) |
+|          | 2.31±0.2ms                   | 2.30±0.2ms                |    1.00 | hot_slice.HotSlice.time_update_state('g1_motion', 'handwritten', 4096, 1) |
+
+SOME BENCHMARKS HAVE CHANGED SIGNIFICANTLY.
+"""
+    rows = scenarios._asv_changes(printed)
+    assert rows == [
+        "+ hot_slice.HotSlice.time_update_state('g1_walk', 'assembled', 4096, 2): 1.26±0.01ms -> 2.41±0.02ms (1.91)",
+        "- hot_slice.HotSlice.time_update_state('g1_motion', 'numpy', 4096, 1): 2.58±0.8ms -> 1.95±0.4ms (0.76)",
+    ]
+    assert scenarios._asv_changes("BENCHMARKS NOT SIGNIFICANTLY CHANGED.\n") == []
