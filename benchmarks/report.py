@@ -22,6 +22,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +89,8 @@ def _table(columns: list[str], rows: list[list]) -> list[str]:
 
 def _scenarios(data: dict) -> list[str]:
     rows = data["rows"]
+    if data.get("judge") == "asv continuous":
+        return _asv_scenarios(data)
     lines = [
         "Per scenario over the runs: the verdicts, the head's wall time (measurement and rounds), the rows that"
         " failed by time, and the largest head/base time and cost ratios of one run.",
@@ -114,6 +117,45 @@ def _scenarios(data: dict) -> list[str]:
     if deciding:
         lines += ["", "Rows that decided each reject (first three of each run):", ""]
         lines += [f"- {n} (run {k}): `{d}`" for n, k, d in deciding]
+    return lines
+
+
+def _asv_scenarios(data: dict) -> list[str]:
+    rows = data["rows"]
+    lines = [
+        "Per scenario, each run from a fresh clone: what `asv continuous --interleave-rounds HEAD~1 HEAD` answered"
+        " (reject: a benchmark reported slower; changed: only faster; approve: none changed), its wall time"
+        " (environment, both commits, comparison) and the benchmarks it reported as changed.",
+        "",
+    ]
+    table = []
+    for n in dict.fromkeys(r["scenario"] for r in rows):
+        mine = [r for r in rows if r["scenario"] == n]
+        secs = sorted(r["seconds"] for r in mine)
+        changed = sum(len(r["deciding"]) - 1 for r in mine)
+        exits = ", ".join(r["deciding"][0].rsplit(" ", 1)[-1] for r in mine)
+        table.append(
+            [
+                n,
+                mine[0]["expected"],
+                ", ".join(r["actual"] for r in mine),
+                exits,
+                f"{secs[0]:.0f}-{secs[-1]:.0f}",
+                changed,
+            ]
+        )
+    lines += _table(
+        ["scenario", "expected", "asv's answers", "exit codes", "seconds", "rows reported changed"], table
+    )
+    lines += ["", "Confusion over the scored scenarios (expected -> actual: runs):", ""]
+    lines += _table(["expected", "actual", "runs"], [[e, a, n] for e, a, n in sorted(data["confusion"])])
+    seen: Counter = Counter()
+    changed = []
+    for r in rows:
+        seen[r["scenario"]] += 1
+        changed += [f"- {r['scenario']} #{seen[r['scenario']]}: `{d}`" for d in r["deciding"][1:]]
+    if changed:
+        lines += ["", "Benchmarks asv reported as changed (#: the scenario's n-th head):", "", *changed]
     return lines
 
 

@@ -394,7 +394,9 @@ def asv_once(number: int, names: list[str], *, keep: Path | None, base: str) -> 
         "GIT_COMMITTER_EMAIL": "s@x",
     }
     # asv's own run: nothing of fusegate's (FUSEGATE_BENCH_*) in its environment
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FUSEGATE_BENCH")} | who
+    from gate.meter.profile import PREFIX
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PREFIX)} | who
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     if not (Path.home() / ".asv-machine.json").exists():
         _run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=work, env=env)
@@ -469,7 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(
             json.dumps(
-                {"rows": [r.__dict__ for r in rows], "confusion": [[*k, v] for k, v in confusion.items()]},
+                {
+                    "judge": "asv continuous" if args.asv else "fusegate gate --measure",
+                    "rows": [r.__dict__ for r in rows],
+                    "confusion": [[*k, v] for k, v in confusion.items()],
+                },
                 indent=2,
             )
         )

@@ -45,3 +45,41 @@ def test_a_command_without_json_is_refused(records):
 def test_the_kept_file_is_what_render_writes():
     """Nobody edits docs/measurements.md by hand: it equals a fresh render of the kept records."""
     assert report.OUT.read_text() == report.render(), "run: python -m benchmarks.report render"
+
+
+def test_asvs_answers_are_rendered_with_the_rows_it_called_changed(records):
+    def row(scenario, expected, actual, code, *changed):
+        return {
+            "run": 1,
+            "scenario": scenario,
+            "expected": expected,
+            "actual": actual,
+            "seconds": 400.0,
+            "effect": False,
+            "deciding": [f"asv continuous exited {code}", *changed],
+            "time_fails": 0,
+            "largest": "",
+            "reasons": [],
+        }
+
+    data = {
+        "judge": "asv continuous",
+        "rows": [
+            row("comment", "approve", "approve", 0),
+            row(
+                "serial_loop",
+                "reject",
+                "reject",
+                1,
+                "+ HotSlice('g1_walk', 'assembled', 4096, 2): 1 -> 2 (2.00)",
+            ),
+            row("comment", "approve", "changed", 0, "- HotSlice('g1_walk', 'numpy', 4096, 1): 2 -> 1 (0.50)"),
+        ],
+        "confusion": [["approve", "approve", 1], ["approve", "changed", 1], ["reject", "reject", 1]],
+    }
+    cmd = [sys.executable, "-c", f"print({json.dumps(json.dumps(data))})"]
+    report.record("asv-a", "scenarios", "asv's way", cmd)
+    text = report.render()
+    assert "| comment | approve | approve, changed | 0, 0 | 400-400 | 1 |" in text
+    assert "| serial_loop | reject | reject | 1 | 400-400 | 1 |" in text
+    assert "- comment #2: `- HotSlice('g1_walk', 'numpy', 4096, 1): 2 -> 1 (0.50)`" in text
