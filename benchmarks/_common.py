@@ -288,47 +288,94 @@ def snapshot(task: str, num_envs: int, threads: int) -> dict:
 
 def reusable(name: str, inputs: dict, compute, *, replay=None, keep=lambda result: True):
     """``compute()``'s JSON result, computed once per ``inputs`` on this machine and reused by every later
-    commit, clone and asv environment with the same inputs (``~/.cache/fusegate/results/``, or under
-    ``FUSEGATE_CACHE_DIR``; ``FUSEGATE_REUSE=0`` turns it off). For what is exact and depends only on
-    ``inputs``: the subject and the meter in this tree (their ``gate.provenance`` ids), the software
-    fingerprint, the profile's cells. ``replay(result)`` runs on a reused result (e.g. to write this commit's
-    sidecar records); a result ``keep`` refuses is not stored. Returns (result, reused)."""
-    ids = measured_with()
-    digest = hashlib.sha256(
-        json.dumps(
-            {
-                **inputs,
-                "name": name,
-                "subject": ids["subject"],
-                "meter": ids["meter"],
-                "software": fingerprint.software(),
-            },
-            sort_keys=True,
-            default=str,
-        ).encode()
-    ).hexdigest()[:24]
-    base = (
-        os.environ.get("FUSEGATE_CACHE_DIR")
-        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fusegate"
-    )
-    path = Path(base) / "results" / f"{name}-{digest}.json"
-    if os.environ.get("FUSEGATE_REUSE", "1") != "0":
-        try:
-            result = json.loads(path.read_text())
-        except (OSError, ValueError):
-            result = None
-        if result is not None:
-            if replay is not None:
-                replay(result)
-            return result, True
+    commit, clone and asv environment with the same inputs (``Stored``). ``replay(result)`` runs on a reused
+    result (e.g. to write this commit's sidecar records); a result ``keep`` refuses is not stored. Returns
+    (result, reused)."""
+    stored = Stored(name, inputs)
+    result = stored.load()
+    if result is not None:
+        if replay is not None:
+            replay(result)
+        return result, True
     result = compute()
-    if not keep(result):
-        return result, False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-    partial.write_text(json.dumps(result))
-    os.replace(partial, path)
+    if keep(result):
+        stored.save(result)
     return result, False
+
+
+class Stored:
+    """One exact result on this machine's disk (``~/.cache/fusegate/results/``, or under ``FUSEGATE_CACHE_DIR``;
+    ``FUSEGATE_REUSE=0`` turns reuse off), keyed by ``inputs`` and what it is exact for: the subject (its
+    ``gate.provenance`` id, or ``subject``, e.g. one implementation's ``implementation_id``) and the meter in
+    this tree, and the software fingerprint."""
+
+    def __init__(self, name: str, inputs: dict, *, subject: str | None = None):
+        ids = measured_with()
+        digest = hashlib.sha256(
+            json.dumps(
+                {
+                    **inputs,
+                    "name": name,
+                    "subject": subject or ids["subject"],
+                    "meter": ids["meter"],
+                    "software": fingerprint.software(),
+                },
+                sort_keys=True,
+                default=str,
+            ).encode()
+        ).hexdigest()[:24]
+        base = (
+            os.environ.get("FUSEGATE_CACHE_DIR")
+            or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fusegate"
+        )
+        self.path = Path(base) / "results" / f"{name}-{digest}.json"
+
+    def load(self):
+        if os.environ.get("FUSEGATE_REUSE", "1") == "0":
+            return None
+        try:
+            return json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def save(self, result) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(result))
+        os.replace(partial, self.path)
+
+
+@functools.cache
+def _kernel_files() -> dict[tuple[str, str], str]:
+    """(task, impl) -> the repository path of its kernel's module, read from the text of the registry's table
+    (the subject's code is not run for it); {} when the registry has no such table."""
+    import ast
+
+    try:
+        tree = ast.parse((ROOT / "kernels" / "registry.py").read_text())
+        table = next(
+            ast.literal_eval(node.value)
+            for node in tree.body
+            if isinstance(node, ast.AnnAssign)
+            and getattr(node.target, "id", None) == "_IMPLEMENTATIONS"
+            and node.value is not None
+        )
+        return {
+            (task, impl): target.split(":")[0].replace(".", "/") + ".py"
+            for impl, tasks in table.items()
+            for task, target in tasks.items()
+        }
+    except (OSError, SyntaxError, ValueError, StopIteration, AttributeError, TypeError):
+        return {}
+
+
+def implementation_id(task: str, impl: str) -> str:
+    """The subject id of ``impl``'s ``task`` kernel (``gate.provenance.implementation_id``): an edit to another
+    implementation's own module does not change it. Without the registry's table: the whole subject's id."""
+    files = _kernel_files()
+    if (task, impl) not in files:
+        return measured_with()["subject"]
+    return provenance.implementation_id(ROOT, files[(task, impl)], files.values())
 
 
 def write_failure(

@@ -51,21 +51,48 @@ def _measure() -> dict:
     # callgrind's cache simulation roughly doubles its time; the quick profile runs it only when the policy
     # decides on a cache metric (the full profile always: it shows every metric)
     cache_sim = common.TRACKS or common.policy_value("cost_metric", "instructions") != "instructions"
-    inputs = {"cells": [c.__dict__ for c in cells], "cache_sim": cache_sim, "calls": cost.CALLS}
-    try:
-        # exact and determined by the kernels' sources, the driver and the software: a commit that changes
-        # none of them (docs, the gate, an A/A) reuses the pass of one that was measured on this machine
-        result, reused = common.reusable(
+    # exact and determined by a kernel's sources, the driver and the software: each implementation's cells are
+    # stored under its own id (``_common.implementation_id``), so a commit that changes none of its sources (docs,
+    # the gate, another implementation's module) reuses them from one measured on this machine, and one pass
+    # measures the rest
+    groups: dict[tuple[str, str], list[cost.Cell]] = {}
+    for c in cells:
+        groups.setdefault((c.task, c.impl), []).append(c)
+    stored = {
+        key: common.Stored(
             "cost",
-            inputs,
-            lambda: cost.measure(cells, cache_sim=cache_sim),
-            keep=lambda r: not any(c["error"] for c in r["cells"]),
+            {"cells": [c.__dict__ for c in group], "cache_sim": cache_sim, "calls": cost.CALLS},
+            subject=common.implementation_id(*key),
         )
-    except cost.CostError as exc:
-        for c in cells:  # the gate's rows name it (asv keeps no exception text)
-            _failure(c, str(exc))
-        return {"error": str(exc)}
-    common.write_sidecar("cost", {"cost": {**result, "reused": reused}})
+        for key, group in groups.items()
+    }
+    found = {key: s.load() for key, s in stored.items()}
+    missing = [c for key, group in groups.items() if found[key] is None for c in group]
+    measured = None
+    if missing:
+        try:
+            measured = cost.measure(missing, cache_sim=cache_sim)
+        except cost.CostError as exc:
+            for c in cells:  # the gate's rows name it (asv keeps no exception text)
+                _failure(c, str(exc))
+            return {"error": str(exc)}
+        by_cell = {(c["kind"], c["task"], c["impl"], c["num_envs"]): c for c in measured["cells"]}
+        for key, group in groups.items():
+            if found[key] is None:
+                found[key] = {
+                    **measured,
+                    "cells": [by_cell[(c.kind, c.task, c.impl, c.num_envs)] for c in group],
+                }
+                if not any(c["error"] for c in found[key]["cells"]):
+                    stored[key].save(found[key])
+    reused = sorted(f"{task}/{impl}" for (task, impl), group in groups.items() if group[0] not in missing)
+    result = {
+        **(measured or next(iter(found.values()), {})),
+        "cells": [c for key in groups for c in found[key]["cells"]],
+        "reused": not missing,
+        "reused_kernels": reused,
+    }
+    common.write_sidecar("cost", {"cost": result})
     for c in result["cells"]:
         if c["error"]:
             _failure(c, f"under callgrind: {c['error']}")

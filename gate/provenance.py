@@ -76,17 +76,69 @@ def ids(entries: Iterable[tuple[str, str]], pyproject: bytes | None) -> dict[str
 def ids_on_disk(root: Path) -> dict[str, str]:
     """The ids of the tree at ``root`` as it is on disk (tracked or not: what its processes import)."""
     root = Path(root)
-    files = {
+    files = _files(root, {*SUBJECT_DIRS, *METER_DIRS}) | {f for f in METER_FILES if (root / f).is_file()}
+    return ids(((f, blob_id((root / f).read_bytes())) for f in files), _pins(root))
+
+
+def _files(root: Path, dirs: Iterable[str]) -> set[str]:
+    return {
         p.relative_to(root).as_posix()
-        for d in {*SUBJECT_DIRS, *METER_DIRS}
+        for d in dirs
         for p in (root / d).rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     }
-    files |= {f for f in METER_FILES if (root / f).is_file()}
+
+
+def _pins(root: Path) -> bytes | None:
     pins = root / PINS
-    return ids(
-        ((f, blob_id((root / f).read_bytes())) for f in files), pins.read_bytes() if pins.is_file() else None
-    )
+    return pins.read_bytes() if pins.is_file() else None
+
+
+def _imports(root: Path, path: str) -> set[str]:
+    """The subject modules (repository paths) that the module at ``path`` imports anywhere, also inside
+    functions (a superset), relative imports resolved."""
+    import ast
+
+    package = path.split("/")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse((root / path).read_bytes())):
+        if isinstance(node, ast.Import):
+            names = [alias.name.split(".") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = (node.module or "").split(".") if node.module else []
+            if node.level:
+                module = package[: len(package) - node.level + 1] + module
+            names = [module, *([*module, alias.name] for alias in node.names)]
+        else:
+            continue
+        for parts in names:
+            for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
+                if is_subject(candidate) and (root / candidate).is_file():
+                    found.add(candidate)
+    return found
+
+
+def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
+    """The id of what one implementation's kernel is made of, in the tree at ``root`` as it is on disk: every
+    subject file and the pins, but the other implementations' own modules (``entries``, repository paths of
+    every kernel's module) that ``entry``'s imports do not reach, transitively. An edit to one implementation's
+    module leaves the others' ids alone; an edit to anything shared (a task, a plan, the code generator, the
+    registry, a module no kernel owns) changes every id it could reach. A module that does not parse: the whole
+    subject's id."""
+    root = Path(root)
+    try:
+        reach, todo = {entry}, [entry]
+        while todo:
+            for dep in _imports(root, todo.pop()) - reach:
+                reach.add(dep)
+                todo.append(dep)
+    except (OSError, SyntaxError, ValueError):
+        return ids_on_disk(root)["subject"]
+    others = set(entries) - reach
+    mine = [
+        (f, blob_id((root / f).read_bytes())) for f in _files(root, SUBJECT_DIRS) - others if is_subject(f)
+    ]
+    return content_id([*mine, (f"{PINS}#dependencies", pins_id(_pins(root)))])
 
 
 def of_commit(files: Iterable[tuple[str, str]], pyproject: str | None) -> dict[str, str]:

@@ -122,7 +122,9 @@ def test_asv_alone_gets_one_sample_per_process_and_no_single_value_ratios(tmp_pa
     ratios (single values per process) are not offered to its rule; run by fusegate, five samples per process."""
     alone = _discover(tmp_path / "alone")
     gate = _discover(tmp_path / "gate", FUSEGATE_BENCH_GATE="1")
-    assert "hot_slice.Paired.track_ratio" not in alone and "collector.CollectorPaired.track_ratio" not in alone
+    assert (
+        "hot_slice.Paired.track_ratio" not in alone and "collector.CollectorPaired.track_ratio" not in alone
+    )
     assert "hot_slice.Paired.track_ratio" in gate and "collector.CollectorPaired.track_ratio" in gate
     hot, gated = alone["hot_slice.HotSlice.time_update_state"], gate["hot_slice.HotSlice.time_update_state"]
     assert (hot["repeat"], hot["rounds"], hot["sample_time"]) == (1, 8, 0.1)
@@ -530,3 +532,43 @@ def test_the_lockstep_pass_gives_more_worker_pairs_to_the_cells_time_questions_o
     records.clear()
     _common.duet_pass("against_base", cells, pairs=4)
     assert len(records) == 9
+
+
+def test_the_cost_pass_measures_only_the_kernels_whose_sources_changed(monkeypatch, tmp_path):
+    """Each implementation's cells are stored under its own id; a pass measures the cells no stored result has,
+    in one measurement, and keeps none that erred."""
+    from benchmarks import cost as suite
+
+    monkeypatch.setenv("FUSEGATE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(suite.common, "write_sidecar", lambda kind, record: written.append(record["cost"]))
+    monkeypatch.setattr(suite.common, "write_failure", lambda *a, **k: None)
+    ids = {}
+    monkeypatch.setattr(suite.common, "implementation_id", lambda task, impl: ids.get((task, impl), "v1"))
+    measured, written, failing = [], [], set()
+
+    def measure(cells, *, cache_sim):
+        measured.append({(c.task, c.impl) for c in cells})
+        out = [
+            {**c.__dict__, "instructions": 1.0, "error": "boom" if (c.task, c.impl) in failing else ""}
+            for c in cells
+        ]
+        return {"format": 1, "seconds": {}, "cells": out}
+
+    monkeypatch.setattr(suite.cost, "measure", measure)
+    first = suite._measure()
+    everything = measured[0]
+    assert ("g1_walk", "handwritten") in everything and written[-1]["reused"] is False
+    assert suite._measure().keys() == first.keys() and len(measured) == 1  # all reused
+    assert written[-1]["reused"] is True and len(written[-1]["reused_kernels"]) == len(everything)
+    ids[("g1_walk", "handwritten")] = "v2"  # a comment in one kernel
+    failing.add(("g1_walk", "handwritten"))
+    again = suite._measure()
+    assert measured[-1] == {("g1_walk", "handwritten")} and again.keys() == first.keys()
+    assert written[-1]["reused"] is False and "g1_walk/handwritten" not in written[-1]["reused_kernels"]
+    order = [(c["kind"], c["task"], c["impl"], c["num_envs"]) for c in written[-1]["cells"]]
+    assert order == list(first)  # every cell, in the pass's order, the stored ones beside the measured
+    failing.clear()
+    suite._measure()
+    assert measured[-1] == {("g1_walk", "handwritten")}  # the erred cells were not kept
+    suite._measure()
+    assert len(measured) == 3
