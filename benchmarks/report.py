@@ -89,7 +89,8 @@ def _table(columns: list[str], rows: list[list]) -> list[str]:
 
 def _scenarios(data: dict) -> list[str]:
     rows = data["rows"]
-    if data.get("judge") == "asv continuous":
+    asv = [r for r in rows if r["deciding"][:1] and r["deciding"][0].startswith("asv continuous exited")]
+    if data.get("judge") == "asv continuous" or (rows and len(asv) == len(rows)):
         return _asv_scenarios(data)
     lines = [
         "Per scenario over the runs: the verdicts, the head's wall time (measurement and rounds), the rows that"
@@ -153,9 +154,9 @@ def _asv_scenarios(data: dict) -> list[str]:
     changed = []
     for r in rows:
         seen[r["scenario"]] += 1
-        changed += [f"- {r['scenario']} #{seen[r['scenario']]}: `{d}`" for d in r["deciding"][1:]]
+        changed += [f"- {r['scenario']}, head {seen[r['scenario']]}: `{d}`" for d in r["deciding"][1:]]
     if changed:
-        lines += ["", "Benchmarks asv reported as changed (#: the scenario's n-th head):", "", *changed]
+        lines += ["", "Benchmarks asv reported as changed (head n: the scenario's n-th head):", "", *changed]
     return lines
 
 

@@ -82,4 +82,4 @@ def test_asvs_answers_are_rendered_with_the_rows_it_called_changed(records):
     text = report.render()
     assert "| comment | approve | approve, changed | 0, 0 | 400-400 | 1 |" in text
     assert "| serial_loop | reject | reject | 1 | 400-400 | 1 |" in text
-    assert "- comment #2: `- HotSlice('g1_walk', 'numpy', 4096, 1): 2 -> 1 (0.50)`" in text
+    assert "- comment, head 2: `- HotSlice('g1_walk', 'numpy', 4096, 1): 2 -> 1 (0.50)`" in text
