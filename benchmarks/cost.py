@@ -67,6 +67,7 @@ def _measure() -> dict:
         for key, group in groups.items()
     }
     found = {key: s.load() for key, s in stored.items()}
+    reused = sorted(f"{task}/{impl}" for (task, impl), hit in found.items() if hit is not None)
     missing = [c for key, group in groups.items() if found[key] is None for c in group]
     measured = None
     if missing:
@@ -85,7 +86,6 @@ def _measure() -> dict:
                 }
                 if not any(c["error"] for c in found[key]["cells"]):
                     stored[key].save(found[key])
-    reused = sorted(f"{task}/{impl}" for (task, impl), group in groups.items() if group[0] not in missing)
     result = {
         **(measured or next(iter(found.values()), {})),
         "cells": [c for key in groups for c in found[key]["cells"]],

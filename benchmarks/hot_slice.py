@@ -5,8 +5,9 @@
   better, so asv's "higher is worse" holds) and CPU utilisation, from one interleaved in-process run.
 - ``JIT``: compile time (empty cache) and cache-load time, each in fresh processes.
 - ``Paired``: every other implementation timed alternately with ``handwritten`` in one process, in random order,
-  every pair kept in the sidecar for the gate; asv tracks the median pair ratio. Always on: it is the gate's
-  headline measurement.
+  every pair kept in the sidecar for the gate; asv tracks the median pair ratio. The gate's headline measurement:
+  measured for the gate (``FUSEGATE_BENCH_GATE=1``) and in the full profile, left out when asv runs the suites
+  alone (one value per process is not what its rule can judge; ``benchmarks/_common.py``).
 
 - ``AgainstBase``: the head's implementations against the base's, in lockstep in two worker processes, one per
   tree (``gate.meter.duet``): the gate's head_vs_base time, immune to the machine's slow phases. Measured only
@@ -36,9 +37,11 @@ class HotSlice:
     timeout = 600
     # Many short processes: this VM runs at one of two speeds for seconds at a time, so a
     # process mostly sees one; six of them per cell sample the machine where three long ones could not.
-    rounds = common.HOT_ROUNDS  # 6 unless a plan sets FUSEGATE_BENCH_HOT_ROUNDS; 2 for a head in lockstep
+    # 6 unless a plan sets FUSEGATE_BENCH_HOT_ROUNDS; 2 for a head in lockstep; 8 when asv runs the suites alone
+    rounds = common.HOT_ROUNDS
     # A fixed count per process: asv concatenates the samples of its rounds (processes) in order, so the gate
-    # can split them back into one group per process (gate/ingest/bundle.py) for its hierarchical bootstrap.
+    # can split them back into one group per process (gate/ingest/bundle.py) for its hierarchical bootstrap;
+    # for asv alone one sample, the mean over ``sample_time`` of calls, as its rule takes samples as independent.
     repeat = common.HOT_REPEAT
     sample_time = 0.01 if common.GATE else common.ASV_SAMPLE_S
     warmup_time = 0.05  # setup already called the kernel (its load); a process is warm by its first sample
