@@ -329,9 +329,13 @@ class Stored:
             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fusegate"
         )
         self.path = Path(base) / "results" / f"{name}-{digest}.json"
+        # the key names this tree's sources: a process that imported other kernels (the commit asv installed
+        # into its own environment) neither reuses nor stores
+        own = Path(kernels.__file__).resolve().parents[1] == ROOT
+        self.usable = own and os.environ.get("FUSEGATE_REUSE", "1") != "0"
 
     def load(self):
-        if os.environ.get("FUSEGATE_REUSE", "1") == "0":
+        if not self.usable:
             return None
         try:
             return json.loads(self.path.read_text())
@@ -339,6 +343,8 @@ class Stored:
             return None
 
     def save(self, result) -> None:
+        if not self.usable:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp")
         partial.write_text(json.dumps(result))

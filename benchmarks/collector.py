@@ -1,7 +1,8 @@
 """asv suite: the end-to-end collector (MuJoCo G1 physics, getters, update_state, reset, policy, replay) per
 task x implementation x num_envs, under the same placement as the hot slice.
 
-In every profile (the gate judges these):
+In every profile (the gate judges these; ``CollectorPaired`` is measured for the gate and in the full profile,
+not when asv runs the suites alone, as ``Paired``):
 
 - ``CollectorCheck``: one process (``setup_cache``) rolls out every implementation's collector for
   ``CHECK_STEPS`` steps on seed 0 (episodes end and reset within them) and checks it against the NumPy

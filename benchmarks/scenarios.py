@@ -13,7 +13,8 @@ decided, how long each took, and the confusion table over all runs. ``--every`` 
 after the previous one (an A/A spread over an hour). Each head's result is appended to ``results.jsonl`` in the
 run's work directory as it ends (``--keep`` keeps it). The profile is the environment's (``FUSEGATE_BENCH_*``).
 ``--asv`` asks asv instead: each scenario in a fresh clone of the base, judged by ``asv continuous
---interleave-rounds HEAD~1 HEAD`` (reject: a benchmark reported slower; changed: only faster; approve: none).
+--interleave-rounds HEAD~1 HEAD`` (reject: a benchmark reported slower; changed: only faster; approve: none;
+error: asv did not finish its comparison).
 Slow: kept out of the test run.
 
 Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact edits):
@@ -384,7 +385,8 @@ def _asv_changes(output: str) -> list[str]:
 def asv_once(number: int, names: list[str], *, keep: Path | None, base: str) -> list[Result]:
     """Each scenario as asv judges it: a fresh clone of ``base`` (no asv environment, no results), the change
     committed on top, ``asv continuous --interleave-rounds HEAD~1 HEAD``. Its answer: reject when it reports a
-    benchmark slower (or failing), changed when only faster, else approve."""
+    benchmark slower (or failing), changed when only faster, approve when none; error when it did not finish
+    its comparison or its exit code disagrees with its table."""
     work = Path(keep or tempfile.mkdtemp(prefix="fusegate-asv-scenarios-"))
     work.mkdir(parents=True, exist_ok=True)
     who = {
@@ -418,7 +420,10 @@ def asv_once(number: int, names: list[str], *, keep: Path | None, base: str) -> 
         seconds = time.monotonic() - t0
         changes = _asv_changes(done.stdout)
         slower = [c for c in changes if c[0] in "+x!"]
-        actual = "reject" if slower or done.returncode else ("changed" if changes else "approve")
+        if done.returncode not in (0, 1) or bool(slower) != (done.returncode == 1):
+            actual = "error"  # asv did not finish its comparison, or its exit code and its table disagree
+        else:
+            actual = "reject" if slower else ("changed" if changes else "approve")
         result = Result(
             run=number,
             scenario=name,

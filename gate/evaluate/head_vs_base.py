@@ -57,7 +57,7 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
                 margin=margin,
                 decision=Decision.ERROR,
                 reason=f"base {ctx.base_sha[:12]} has no results on this machine and placement: measure it "
-                "(asv continuous base head)",
+                "(fusegate gate --base BASE --head HEAD --measure)",
             )
         ]
     out = []

@@ -486,6 +486,11 @@ def test_exact_results_are_reused_for_the_same_inputs_and_nothing_else(tmp_path,
     monkeypatch.setenv("FUSEGATE_REUSE", "0")
     assert _common.reusable("t", {"cells": [1]}, compute) == ({"value": 5}, False)
     assert not list(tmp_path.rglob("*.tmp"))
+    monkeypatch.delenv("FUSEGATE_REUSE")
+    monkeypatch.setattr(_common, "ROOT", tmp_path / "another-checkout")  # kernels imported from elsewhere
+    assert _common.reusable("t", {"cells": [1]}, compute) == ({"value": 6}, False)
+    assert _common.reusable("v", {}, compute) == ({"value": 7}, False)
+    assert _common.reusable("v", {}, compute) == ({"value": 8}, False)  # nothing stored under this tree's key
 
 
 def test_the_lockstep_pass_gives_more_worker_pairs_to_the_cells_time_questions_only(monkeypatch):
