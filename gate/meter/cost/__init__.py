@@ -1,8 +1,9 @@
 """The deterministic cost of ``update_state``: instructions and simulated cache misses per call, under callgrind.
 
-Wall time on a shared 2-core runner cannot resolve a few percent; instruction counts can. One
-valgrind process measures every requested cell (``gate.meter.cost.worker``), with instrumentation on only around
-the measured calls, and each call's costs dumped on its own (``callgrind.dump_stats_at``):
+Wall time on a shared 2-core runner cannot resolve a few percent; instruction counts can. One valgrind process
+per kernel (``gate.meter.cost.by_kernel``) measures that kernel's requested cells (``gate.meter.cost.worker``),
+with instrumentation on only around the measured calls, and each call's costs dumped on its own
+(``callgrind.dump_stats_at``):
 
 - **Machine code.** Numba keys its cache by CPU name and features, and valgrind's emulated CPU is not the host's.
   Every cost process pins Numba's target to ``TARGET`` (x86-64-v3: AVX2 and FMA, which valgrind 3.19 emulates),
@@ -32,11 +33,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
 from gate.meter.cost.cells import CALLS, COLLECTOR, METRICS, REFERENCE, UPDATE_STATE, Cell, CellCost
-from gate.meter.cost.plan import COLLECTOR_CALLS, calls_for, jobs_default, partition, warm_for, weight
+from gate.meter.cost.plan import (
+    COLLECTOR_CALLS,
+    by_kernel,
+    calls_for,
+    jobs_default,
+    partition,
+    warm_for,
+    weight,
+)
 from gate.meter.cost.valgrind_tool import (
     CACHE,
     INSTALL_HINT,
@@ -69,6 +79,7 @@ __all__ = [
     "Cell",
     "CellCost",
     "CostError",
+    "by_kernel",
     "callgrind_command",
     "calls_for",
     "check_target",
@@ -159,30 +170,30 @@ def _tail(*logs: Path, lines: int = 12) -> str:
     return "\n".join(text)
 
 
-def _run_all(commands: list[list[str]], logs: list[Path], *, env: dict, deadline: float) -> list[str]:
-    """Run the commands at once; per command, "" or what went wrong (exit code and the log's tail). Every
-    process is waited for; at the deadline the rest are killed."""
-    procs = []
-    for command, log in zip(commands, logs, strict=True):
-        with open(log, "w") as out:  # cwd: the log's directory, so no package is imported from the caller's
-            procs.append(
-                subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=log.parent)
-            )
-    problems = []
-    for proc, log in zip(procs, logs, strict=True):
-        try:
-            code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            problems.append(f"killed at the cost pass's deadline; last output:\n{_tail(log)}")
-            continue
-        problems.append(
-            ""
-            if code == 0
-            else f"exited with {code}:\n{_tail(log, log.with_name(log.name.replace('worker', 'valgrind')))}"
-        )
-    return problems
+def _run(command: list[str], log: Path, env: dict, deadline: float) -> str:
+    """Run one command to its end or the deadline: "" or what went wrong (exit code and the log's tail)."""
+    if time.monotonic() >= deadline:
+        return "not started: the cost pass's deadline had passed"
+    with open(log, "w") as out:  # cwd: the log's directory, so no package is imported from the caller's
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=log.parent)
+    try:
+        code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return f"killed at the cost pass's deadline; last output:\n{_tail(log)}"
+    if code == 0:
+        return ""
+    return f"exited with {code}:\n{_tail(log, log.with_name(log.name.replace('worker', 'valgrind')))}"
+
+
+def _run_all(
+    commands: list[list[str]], logs: list[Path], *, env: dict, deadline: float, jobs: int
+) -> list[str]:
+    """Run the commands, ``jobs`` at a time, in order; per command, "" or what went wrong. Every process is
+    waited for; at the deadline the running ones are killed and the rest not started."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(lambda c, log: _run(c, log, env, deadline), commands, logs))
 
 
 def measure(
@@ -194,67 +205,74 @@ def measure(
     keep: Path | None = None,
     cache_sim: bool = True,
 ) -> dict:
-    """Every cell's cost, in ``jobs`` valgrind processes at once (callgrind counts are independent of load),
-    all within ``timeout`` seconds; returns ``{"cells": [...], "seconds": {...}, ...}`` (``format`` FORMAT). A
-    process that fails errs its own cells only, with its exit code and output. ``keep``: a new or empty
-    directory to keep the callgrind dumps and logs in. Without ``cache_sim`` only instructions are counted
-    (the cache metrics are None), in less time."""
+    """Every cell's cost, one valgrind process per kernel (``by_kernel``), ``jobs`` of them at a time
+    (callgrind counts are independent of load), all within ``timeout`` seconds; returns ``{"cells": [...],
+    "seconds": {...}, ...}`` (``format`` FORMAT). A process that fails errs its own cells only, with its exit
+    code and output. ``keep``: a new or empty directory to keep the callgrind dumps and logs in. Without
+    ``cache_sim`` only instructions are counted (the cache metrics are None), in less time."""
     valgrind()  # fails early, with the install hint, when valgrind is missing
     check_target()
     deadline = time.monotonic() + timeout
     env = worker_env()
-    groups = partition(cells, jobs or jobs_default())
+    jobs = jobs or jobs_default()
+    groups = by_kernel(cells)
     seconds: dict = {}
     with tempfile.TemporaryDirectory(prefix="fusegate-cost-") as tmp:
         out_dir = Path(keep) if keep else Path(tmp)
         out_dir.mkdir(parents=True, exist_ok=True)
         if any(out_dir.iterdir()):
             raise CostError(f"{out_dir} is not empty: give a new or empty directory to keep the dumps in")
-        workers = []
-        for i, group in enumerate(groups):
+
+        def worker(name: str, group: list[Cell]) -> list[str]:
             spec = {
                 "format": FORMAT,
                 "cells": [{**asdict(c), "calls": calls_for(c, calls), "warm": warm_for(c)} for c in group],
             }
-            (out_dir / f"cells.{i}.json").write_text(json.dumps(spec))
-            workers.append(
-                [
-                    sys.executable,
-                    "-m",
-                    "gate.meter.cost.worker",
-                    str(out_dir / f"cells.{i}.json"),
-                    str(out_dir / f"report.{i}.json"),
-                ]
-            )
+            (out_dir / f"cells.{name}.json").write_text(json.dumps(spec))
+            return [
+                sys.executable,
+                "-m",
+                "gate.meter.cost.worker",
+                str(out_dir / f"cells.{name}.json"),
+                str(out_dir / f"report.{name}.json"),
+            ]
+
+        # the native compile for the cost target: a few processes, each kernel in one of them
+        fills = partition(cells, jobs)
         t0 = time.perf_counter()
-        fill = _run_all(
-            [[*w, "--fill"] for w in workers],
-            [out_dir / f"fill.{i}.log" for i in range(len(workers))],
+        filled = _run_all(
+            [[*worker(f"fill{i}", g), "--fill"] for i, g in enumerate(fills)],
+            [out_dir / f"fill.{i}.log" for i in range(len(fills))],
             env=env,
             deadline=deadline,
+            jobs=jobs,
         )
         seconds["fill"] = time.perf_counter() - t0
+        fill_problem = {c.label: problem for g, problem in zip(fills, filled, strict=True) for c in g}
         t0 = time.perf_counter()
         runs = _run_all(
-            [[*callgrind_command(out_dir, i, cache_sim=cache_sim), *w] for i, w in enumerate(workers)],
-            [out_dir / f"worker.{i}.log" for i in range(len(workers))],
+            [
+                [*callgrind_command(out_dir, i, cache_sim=cache_sim), *worker(str(i), g)]
+                for i, g in enumerate(groups)
+            ],
+            [out_dir / f"worker.{i}.log" for i in range(len(groups))],
             env=env,
             deadline=deadline,
+            jobs=jobs,
         )
         seconds["valgrind"] = time.perf_counter() - t0
         errors: dict[str, str] = {}
         for i, group in enumerate(groups):
-            problem = runs[i] and f"the callgrind worker {runs[i]}"
-            if fill[i]:
-                problem = f"the native compile for {TARGET['NUMBA_CPU_NAME']} {fill[i]}"
             try:
-                report = json.loads((out_dir / f"report.{i}.json").read_text())
+                report, missing = json.loads((out_dir / f"report.{i}.json").read_text()), ""
             except (OSError, ValueError):
-                report = {"errors": {}, "seconds": {}}
-                problem = problem or "the callgrind worker wrote no report"
+                report, missing = {"errors": {}, "seconds": {}}, "the callgrind worker wrote no report"
             errors.update(report["errors"])
             seconds[f"worker {i}"] = report["seconds"]
             for cell in group:
+                problem = (runs[i] and f"the callgrind worker {runs[i]}") or missing
+                if fill_problem[cell.label]:
+                    problem = f"the native compile for {TARGET['NUMBA_CPU_NAME']} {fill_problem[cell.label]}"
                 if problem and cell.label not in errors:
                     errors[cell.label] = problem
         costs = collect(out_dir, cells, errors)
@@ -264,7 +282,8 @@ def measure(
         "cache": {k: list(v) for k, v in CACHE.items()} if cache_sim else None,
         "weights": WEIGHTS,
         "calls": calls,
-        "jobs": len(groups),
+        "jobs": jobs,  # valgrind processes at a time
+        "processes": len(groups),  # one per kernel
         "valgrind": valgrind_version(),
         "seconds": seconds,
         "cells": [c.to_dict() for c in costs],

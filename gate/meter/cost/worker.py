@@ -11,6 +11,7 @@ A cell that raises is written to ERRORS.json with its exception and the others g
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import time
@@ -111,6 +112,8 @@ def run(spec: dict) -> dict:
             t1 = time.perf_counter()
             seconds[f"{label} load"] = t1 - t0
             t0 = t1
+            gc.collect()  # no collection inside a measured call: its count would depend on earlier allocations
+            gc.disable()
             callgrind.start_instrumentation()
             try:
                 for _ in range(warm):
@@ -121,6 +124,7 @@ def run(spec: dict) -> dict:
                     callgrind.dump_stats_at(f"{label}#{i}")
             finally:
                 callgrind.stop_instrumentation()
+                gc.enable()
         except Exception as exc:
             errors[label] = f"{type(exc).__name__}: {exc}"
         seconds[f"{label} measure"] = time.perf_counter() - t0
