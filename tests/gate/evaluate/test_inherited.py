@@ -74,8 +74,8 @@ def _row(decision, ratio, low, high, kind=Kind.IMPL_VS_BASELINE, **kw):
     ("base", "head", "passes"),
     [
         ((Decision.INCONCLUSIVE, 1.04, 1.02, 1.06), (Decision.INCONCLUSIVE, 1.05, 1.01, 1.09), True),
-        ((Decision.FAIL, 1.25, 1.2, 1.3), (Decision.FAIL, 1.3, 1.25, 1.35), True),  # at the top: not worse
-        ((Decision.FAIL, 1.25, 1.2, 1.3), (Decision.FAIL, 1.31, 1.25, 1.37), False),  # past it: worse
+        ((Decision.FAIL, 1.25, 1.2, 1.3), (Decision.FAIL, 1.32, 1.3, 1.35), True),  # touching it: not worse
+        ((Decision.FAIL, 1.25, 1.2, 1.3), (Decision.FAIL, 1.33, 1.31, 1.37), False),  # wholly above: worse
         ((Decision.PASS, 1.0, 0.98, 1.02), (Decision.FAIL, 1.25, 1.2, 1.3), False),  # new on the head
         ((Decision.FAIL, 1.25, 1.2, 1.3), (Decision.PASS, 1.0, 0.98, 1.02), False),  # nothing to inherit
         ((Decision.ERROR, None, None, None), (Decision.INCONCLUSIVE, 1.04, 1.0, 1.08), False),
