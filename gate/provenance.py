@@ -121,20 +121,24 @@ def _imports(root: Path, path: str) -> set[str]:
 def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
     """The id of what one implementation's kernel is made of, in the tree at ``root`` as it is on disk: every
     subject file and the pins, but the other implementations' own modules (``entries``, repository paths of
-    every kernel's module) that ``entry``'s imports do not reach, transitively. An edit to one implementation's
-    module leaves the others' ids alone; an edit to anything shared (a task, a plan, the code generator, the
-    registry, a module no kernel owns) changes every id it could reach. A module that does not parse: the whole
+    every kernel's module) that neither ``entry`` nor any shared module imports, transitively (a shared module,
+    e.g. the collector, runs beside every kernel: what it imports is part of each). An edit to one
+    implementation's module leaves the others' ids alone; an edit to anything shared (a task, a plan, the code
+    generator, the registry, a module no kernel owns) changes every id. A module that does not parse: the whole
     subject's id."""
     root = Path(root)
+    entries = set(entries)
     try:
-        reach, todo = {entry}, [entry]
+        shared = {f for f in _files(root, SUBJECT_DIRS) if f.endswith(".py") and is_subject(f)} - entries
+        reach = {entry, *shared}
+        todo = list(reach)
         while todo:
             for dep in _imports(root, todo.pop()) - reach:
                 reach.add(dep)
                 todo.append(dep)
     except (OSError, SyntaxError, ValueError):
         return ids_on_disk(root)["subject"]
-    others = set(entries) - reach
+    others = entries - reach
     mine = [
         (f, blob_id((root / f).read_bytes())) for f in _files(root, SUBJECT_DIRS) - others if is_subject(f)
     ]

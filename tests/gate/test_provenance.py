@@ -63,3 +63,17 @@ def test_shared_code_pins_and_a_module_that_does_not_parse_reach_every_id(tmp_pa
     (root / "kernels/one/walk.py").write_text("from kernels.shared import (\n")
     broken = provenance.implementation_id(root, "kernels/one/walk.py", ENTRIES)
     assert broken == provenance.ids_on_disk(root)["subject"]
+
+
+def test_a_kernel_module_a_shared_module_imports_is_part_of_every_id(tmp_path):
+    """A shared module (e.g. the collector) runs beside every kernel: a kernel module it imports is theirs too."""
+    root = _tree(tmp_path)
+    (root / "kernels/sim.py").write_text("def step():\n    from kernels.two import walk\n")
+    before = _ids(root)
+    (root / "kernels/two/walk.py").write_text("import kernels.shared  # a comment\n")
+    edited = _ids(root)
+    assert all(edited[e] != before[e] for e in ENTRIES)
+    (root / "kernels/one/generic.py").write_text("def f():\n    from .walk import X  # a comment\n")
+    after = _ids(root)  # a kernel module no shared module imports still leaves the others' ids alone
+    assert after["kernels/one/generic.py"] != edited["kernels/one/generic.py"]
+    assert {e: after[e] for e in ENTRIES[:2]} == {e: edited[e] for e in ENTRIES[:2]}
