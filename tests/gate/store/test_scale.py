@@ -24,7 +24,9 @@ def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):
     # assembled + assembled_generic vs hand-written (32 + 32), best threads (16 + 16), head vs base (112), and
     # both compared implementations' paired ratios head vs base (32 + 32)
     assert row["cells"] == 272 and row["results_in_store"] == 9 * scale.RESULTS_PER_RUN
-    assert row["verdict"] == "reject"  # the generic kernel is 2.8x the hand-written one in the fill
+    # the generic kernel is 2.8x the hand-written one on base and head alike: inherited, not a fail; two
+    # processes per run and raw times of two moments decide nothing else
+    assert row["verdict"] == "inconclusive"
     assert 0 < row["median_ms"] <= row["p95_ms"] <= row["max_ms"]
 
 
