@@ -351,37 +351,28 @@ class Stored:
         os.replace(partial, self.path)
 
 
-@functools.cache
-def _kernel_files() -> dict[tuple[str, str], str]:
-    """(task, impl) -> the repository path of its kernel's module, read from the text of the registry's table
-    (the subject's code is not run for it); {} when the registry has no such table."""
-    import ast
-
-    try:
-        tree = ast.parse((ROOT / "kernels" / "registry.py").read_text())
-        table = next(
-            ast.literal_eval(node.value)
-            for node in tree.body
-            if isinstance(node, ast.AnnAssign)
-            and getattr(node.target, "id", None) == "_IMPLEMENTATIONS"
-            and node.value is not None
-        )
-        return {
-            (task, impl): target.split(":")[0].replace(".", "/") + ".py"
-            for impl, tasks in table.items()
-            for task, target in tasks.items()
-        }
-    except (OSError, SyntaxError, ValueError, StopIteration, AttributeError, TypeError):
-        return {}
-
-
 def implementation_id(task: str, impl: str) -> str:
-    """The subject id of ``impl``'s ``task`` kernel (``gate.provenance.implementation_id``): an edit to another
-    implementation's own module does not change it. Without the registry's table: the whole subject's id."""
-    files = _kernel_files()
-    if (task, impl) not in files:
-        return measured_with()["subject"]
-    return provenance.implementation_id(ROOT, files[(task, impl)], files.values())
+    """The subject id of ``impl``'s ``task`` kernel in this tree (``gate.provenance.kernel_ids``): an edit to
+    another implementation's own module does not change it. Without the registry's table: the whole subject's
+    id."""
+    return kernel_ids(ROOT).get(f"{task}/{impl}") or measured_with()["subject"]
+
+
+@functools.cache
+def kernel_ids(root: Path) -> dict[str, str]:
+    """``gate.provenance.kernel_ids`` of a tree, read once per process (the trees a pass measures do not change
+    under it)."""
+    return provenance.kernel_ids(root)
+
+
+def same_sources(base_root: str | Path) -> set[str]:
+    """The kernels (``task/impl``) whose sources in this tree are those of the tree at ``base_root``: the lockstep
+    pass does not time them when the policy's ``same_sources_pass`` lets their rows pass on that (the gate checks
+    the same ids in both commits' runs)."""
+    if not policy_value("same_sources_pass", True):
+        return set()
+    mine, theirs = kernel_ids(ROOT), kernel_ids(Path(base_root))
+    return {kernel for kernel, id_ in mine.items() if theirs.get(kernel) == id_}
 
 
 def write_failure(
@@ -471,13 +462,14 @@ def measured_with() -> dict:
     """What this process measures and with what: the ids of the subject and the meter in this tree
     (``gate.provenance``), the commit whose meter it is (a measurement tree's manifest; None: the tree's own),
     what keeps the meter from measuring the subject (``PROBLEMS``), and the base it is timed against in
-    lockstep (``AGAINST_COMMIT``; None: none)."""
+    lockstep (``AGAINST_COMMIT``; None: none), and each kernel's id (``kernel_ids``)."""
     try:
         manifest = json.loads((ROOT / provenance.MANIFEST).read_text())
     except (OSError, ValueError):
         manifest = {}
     return {
         **provenance.ids_on_disk(ROOT),
+        "kernels": kernel_ids(ROOT),
         "meter_commit": manifest.get("meter_commit"),
         "problems": PROBLEMS,
         "against": AGAINST_COMMIT if AGAINST else None,
@@ -534,7 +526,8 @@ def write_sidecar(kind: str, record: dict) -> Path:
 
 
 def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
-    """Every cell of ``cells`` (``gate.meter.duet.Cell``) timed against the base in lockstep: ``DUET_ROUNDS``
+    """Every cell of ``cells`` (``gate.meter.duet.Cell``) whose kernel's sources are not the base's
+    (``same_sources``) timed against the base in lockstep: ``DUET_ROUNDS``
     worker pairs, each over every cell in random order, then up to ``DUET_MORE`` more over only the cells whose
     time is in question (their median head/base above 1 + the policy's ``head_vs_base_margin``), so a slower cell
     has the groups to be decided by time in this pass; one sidecar record per cell and worker pair (``kind``:
@@ -548,6 +541,8 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
     if DUET_CELLS:
         wanted = set(DUET_CELLS.split(","))
         cells = [c for c in cells if f"{c.task}/{c.impl}/{c.num_envs}/{c.threads}" in wanted]
+    same = same_sources(AGAINST)
+    cells = [c for c in cells if f"{c.task}/{c.impl}" not in same]
     place()
     groups: dict[tuple, list[list[float]]] = {}  # per cell, each worker pair's head/base ratios
     errors: dict[tuple, str] = {}

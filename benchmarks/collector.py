@@ -150,7 +150,9 @@ class CollectorAgainstBase:
             raise NotImplementedError("no base to time against (fusegate gate --measure names one)")
         key = (task, impl, num_envs, threads)
         if key not in found:
-            raise NotImplementedError("not in the lockstep pass's grid")
+            raise NotImplementedError(
+                "not timed in lockstep: not in the pass's grid, or its sources are the base's"
+            )
         if isinstance(found[key], str):
             raise RuntimeError(found[key])
 

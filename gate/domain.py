@@ -170,6 +170,9 @@ class Signal(StrEnum):
     TIME = "time"  # the wall-time interval
     NONE = "none"  # decided where found, without a measurement: correctness, missing data
     BASE = "base"  # a headline row as on the base, not made worse by the head (gate.evaluate.inherited)
+    SOURCES = (
+        "sources"  # a head-vs-base row of a kernel whose sources are the base's (gate.evaluate.head_vs_base)
+    )
 
 
 class Kind(StrEnum):

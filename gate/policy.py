@@ -55,6 +55,9 @@ class Policy:
     # A headline row (implementation vs baseline) the base already failed or left undecided, and the head does not
     # make worse, passes: the pull request is judged on its change (gate.evaluate.inherited)
     inherited_pass: bool = True
+    # A head-vs-base row of a kernel whose sources are the base's (the same kernel id in both runs) passes without
+    # timing it again: the same code cannot be the change (gate.evaluate.head_vs_base)
+    same_sources_pass: bool = True
 
     def margin_for(self, task: str, num_envs: int | None) -> float:
         best = self.margin
@@ -155,6 +158,7 @@ _TYPES = {
     "cost_for_parallel": bool,
     "cost_plausible": (int, float),
     "inherited_pass": bool,
+    "same_sources_pass": bool,
 }
 
 

@@ -145,6 +145,39 @@ def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
     return content_id([*mine, (f"{PINS}#dependencies", pins_id(_pins(root)))])
 
 
+def kernel_files(root: Path) -> dict[tuple[str, str], str]:
+    """(task, impl) -> the repository path of its kernel's module in the tree at ``root``, read from the text of
+    the registry's table ``_IMPLEMENTATIONS`` (the subject's code is not run for it); {} without such a table."""
+    import ast
+
+    try:
+        tree = ast.parse((Path(root) / "kernels" / "registry.py").read_text())
+        table = next(
+            ast.literal_eval(node.value)
+            for node in tree.body
+            if isinstance(node, ast.AnnAssign)
+            and getattr(node.target, "id", None) == "_IMPLEMENTATIONS"
+            and node.value is not None
+        )
+        return {
+            (task, impl): target.split(":")[0].replace(".", "/") + ".py"
+            for impl, tasks in table.items()
+            for task, target in tasks.items()
+        }
+    except (OSError, SyntaxError, ValueError, StopIteration, AttributeError, TypeError):
+        return {}
+
+
+def kernel_ids(root: Path) -> dict[str, str]:
+    """``"task/impl"`` -> ``implementation_id`` of every kernel in the registry's table of the tree at ``root``
+    ({} without the table). Two trees whose ids of a kernel agree run the same sources for it."""
+    files = kernel_files(root)
+    return {
+        f"{task}/{impl}": implementation_id(root, entry, files.values())
+        for (task, impl), entry in files.items()
+    }
+
+
 def of_commit(files: Iterable[tuple[str, str]], pyproject: str | None) -> dict[str, str]:
     """The ids of a commit, from ``gate.git.files`` and its pyproject.toml's text (``gate.git.show``)."""
     return ids(files, None if pyproject is None else pyproject.encode())

@@ -56,7 +56,7 @@ class MatrixCell(BaseModel):
     low: float | None
     high: float | None
     decision: str = Field(description="the stored evaluation's decision; 'not evaluated' when there is none")
-    signal: str = Field(default="none", description="what decided: cost, time, or none")
+    signal: str = Field(default="none", description="what decided: cost, time, base, sources, or none")
     cost_ratio: float | None = Field(default=None, description="impl / baseline cost ratio at 1 thread")
     reason: str
     groups: int

@@ -57,6 +57,9 @@ class Context:
     base: Cells | None = None  # the base's cells on this machine and placement (None: it has none)
     base_sha: str = ""
     lockstep: bool = False  # the head was timed against this base in lockstep (the AgainstBase suites)
+    # kernels ("task/impl") whose sources every run of head and base here recorded as the same (policy
+    # same_sources_pass): their head-vs-base rows pass without time
+    same_sources: dict[str, str] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)  # base cells the head's profile no longer has
 
     def where(self, kind: Kind, task: str, impl: str, baseline: str, n: int, t: int) -> dict:

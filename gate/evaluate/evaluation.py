@@ -53,6 +53,16 @@ class Outcome:
     policy: dict = field(default_factory=dict)
 
 
+def same_sources(head_runs: list[dict], base_runs: list[dict]) -> dict[str, str]:
+    """``task/impl`` -> kernel id, for the kernels whose id (``gate.provenance.kernel_ids``) every run of the head
+    and of the base recorded, and recorded the same: the head runs the base's sources for them."""
+    runs = [*head_runs, *base_runs]
+    if not head_runs or not base_runs or not all(r.get("kernels") for r in runs):
+        return {}
+    first = runs[0]["kernels"]
+    return {k: v for k, v in first.items() if all(r["kernels"].get(k) == v for r in runs)}
+
+
 def evaluate(
     session: Session,
     *,
@@ -119,6 +129,9 @@ def evaluate(
             base=base_by.get((m, placement)),
             base_sha=base_sha,
             lockstep=any(r.get("against") == base_sha for r in head_runs.get((m, placement), [])),
+            same_sources=same_sources(head_runs.get((m, placement), []), base_runs.get((m, placement), []))
+            if policy.same_sources_pass
+            else {},
             dropped=dropped,
         )
         group = [r for kind in KINDS for r in kind.rows(ctx)]

@@ -5,6 +5,9 @@ paired estimate of its head/base ratios, immune to the machine's slow phases. Wi
 times, taken at different moments: they inform (and may pass) the row but never fail it on their own; the row
 asks for the lockstep pass instead (``moments``). The cost is the same kernel's, base against head, at 1 thread.
 
+A kernel whose sources are the base's (the same kernel id in every run of both: ``Context.same_sources``) runs the
+same code on both sides: its rows pass by ``sources``, and the lockstep pass does not time it.
+
 A cell measured on base but not on head is an error, unless the head ran its benchmark at other cells: then the
 head's profile no longer has it (e.g. the reference timed at one scale) and it goes to the context's ``dropped``.
 ``collector_head_vs_base`` (its own module) is the same comparison of the collector step."""
@@ -14,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gate import stats
-from gate.domain import AGAINST_BASE, COST, TIME, Decision, Kind
+from gate.domain import AGAINST_BASE, COST, TIME, Decision, Kind, Signal
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context
@@ -73,6 +76,18 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
         if impl not in policy.head_vs_base or (c is not None and c.status == "failed"):
             continue  # failures are correctness rows
         where = ctx.where(b.kind, task, impl, "base", n, t)
+        if kernel := ctx.same_sources.get(f"{task}/{impl}"):
+            out.append(
+                Row(
+                    **where,
+                    margin=margin,
+                    decision=Decision.PASS,
+                    signal=Signal.SOURCES,
+                    reason=f"the base's sources (kernel id {kernel}: kernels/ and the pins, less the other kernels' "
+                    "own modules): the same code, not timed against the base (the policy's same_sources_pass)",
+                )
+            )
+            continue
         paired = cells.cell(b.lockstep, task, impl, n, t) if ctx.lockstep else None
         if paired is not None and paired.status == "failed":
             out.append(error(f"lockstep: {paired.message}", margin=margin, **where))

@@ -222,6 +222,14 @@ def provenance_of(records: list[dict], file: str) -> dict:
         commit = value.get(key)
         if commit is not None and not (isinstance(commit, str) and SHA.match(commit)):
             raise IngestError(file, f"{where}.{key}", "expected a full 40-digit hex SHA or null")
+    kernels = value.get("kernels", {})
+    if not (isinstance(kernels, dict) and len(kernels) <= 64):
+        raise IngestError(file, f"{where}.kernels", "expected an object of at most 64 kernels")
+    for name, id_ in kernels.items():
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}/[A-Za-z0-9_.-]{1,64}", name):
+            raise IngestError(file, f"{where}.kernels", f"{name[:80]!r} is not task/implementation")
+        if not (isinstance(id_, str) and re.fullmatch(r"[0-9a-f]{8,64}", id_)):
+            raise IngestError(file, f"{where}.kernels.{name}", "expected a content id of 8-64 hex digits")
     problems = value.get("problems", [])
     if not (isinstance(problems, list) and len(problems) <= 20 and all(isinstance(x, str) for x in problems)):
         raise IngestError(file, f"{where}.problems", "expected at most 20 messages")
@@ -229,7 +237,8 @@ def provenance_of(records: list[dict], file: str) -> dict:
         if len(text) > sidecar.MAX_MESSAGE:
             raise IngestError(file, f"{where}.problems[{i}]", f"longer than {sidecar.MAX_MESSAGE} characters")
     plain(value, file, where=where)
-    out = {k: value[k] for k in ("subject", "meter", "meter_commit", "problems", "against") if k in value}
+    keys = ("subject", "meter", "meter_commit", "problems", "against", "kernels")
+    out = {k: value[k] for k in keys if k in value}
     if baseline := _baseline_of(records, file):
         out["baseline"] = baseline
     return out

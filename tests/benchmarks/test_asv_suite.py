@@ -539,6 +539,50 @@ def test_the_lockstep_pass_gives_more_worker_pairs_to_the_cells_time_questions_o
     assert len(records) == 9
 
 
+@pytest.mark.parametrize("trusted", [True, False])
+def test_the_lockstep_pass_skips_the_kernels_whose_sources_are_the_base_s(monkeypatch, trusted):
+    """A kernel with the same id in head and base tree runs the same code: not timed, unless the policy's
+    ``same_sources_pass`` is false."""
+    from benchmarks import _common
+    from gate.meter import duet
+
+    timed = []
+
+    class FakeDuet:
+        def __init__(self, head, base):
+            self.sides = {}
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def pairs(self, cell, count):
+            timed.append(cell.impl)
+            return [duet.Pair(head_s=1e-3, base_s=1e-3, first="head")] * count
+
+    ids = {
+        _common.ROOT: {"t/same": "a" * 16, "t/edited": "b" * 16, "t/new": "c" * 16},
+        Path("/base"): {"t/same": "a" * 16, "t/edited": "d" * 16},
+    }
+    monkeypatch.setattr(duet, "Duet", FakeDuet)
+    monkeypatch.setattr(_common, "write_sidecar", lambda kind, record: None)
+    monkeypatch.setattr(_common, "place", lambda: None)
+    monkeypatch.setattr(_common, "kernel_ids", lambda root: ids[Path(root)])
+    monkeypatch.setattr(
+        _common, "policy_value", lambda key, default: trusted if key == "same_sources_pass" else default
+    )
+    monkeypatch.setattr(_common, "AGAINST", "/base")
+    monkeypatch.setattr(_common, "DUET_CELLS", None)
+    monkeypatch.setattr(_common, "DUET_ROUNDS", 1)
+    monkeypatch.setattr(_common, "DUET_MORE", 0)
+    cells = [duet.Cell(task="t", impl=name, num_envs=64, threads=2) for name in ("same", "edited", "new")]
+    found = _common.duet_pass("against_base", cells, pairs=2)
+    expected = {"edited", "new"} | ({"same"} if not trusted else set())
+    assert set(timed) == expected and {impl for _, impl, _, _ in found} == expected
+
+
 def test_the_cost_pass_measures_only_the_kernels_whose_sources_changed(monkeypatch, tmp_path):
     """Each implementation's cells are stored under its own id; a pass measures the cells no stored result has,
     in one measurement, and keeps none that erred."""

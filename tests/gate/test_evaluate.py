@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -11,7 +12,7 @@ from gate import cli
 from gate.services.calibration import calibrate
 from gate.store import db, queries
 from tests.gate import asv_results, gitrepo
-from tests.gate.builders import POLICY, by_decision, evaluate_pair, ingest, measure_results
+from tests.gate.builders import INSTRUCTIONS, POLICY, by_decision, evaluate_pair, ingest, measure_results
 
 
 @pytest.fixture
@@ -88,6 +89,58 @@ def test_head_slower_than_base_is_rejected(store_url, tmp_path, repo):
     assert e.verdict == "reject"
     failed = {(c.kind, c.impl, c.threads) for c in by_decision(e, "fail")}
     assert failed == {("head_vs_base", "handwritten", 1)}
+
+
+KERNELS = {
+    f"{t}/{i}": hashlib.sha256(f"{t}/{i}".encode()).hexdigest()[:16]
+    for t in ("g1_walk", "g1_motion")
+    for i in INSTRUCTIONS
+}
+
+
+@pytest.mark.parametrize("same_sources_pass", [True, False])
+def test_a_kernel_with_the_base_s_sources_passes_head_vs_base_by_them(store_url, tmp_path, same_sources_pass):
+    """The hand-written kernels' sources are the base's (the same id in both runs): a slow phase that doubles
+    their lockstep ratios fails nothing while the policy trusts sources; the edited assembled kernel, 20% slower,
+    is still judged by time."""
+    path, base, head = gitrepo.base_and_head(
+        tmp_path / "repo", policy=POLICY + f"same_sources_pass = {str(same_sources_pass).lower()}\n"
+    )
+    edited = {**KERNELS, "g1_walk/assembled": "ab" * 8, "g1_motion/assembled": "cd" * 8}
+    ingest(store_url, measure_results(tmp_path / "a", base, provenance={"kernels": KERNELS}))
+    slow = {"handwritten": 2.0, "assembled": 1.2}
+    ingest(
+        store_url,
+        measure_results(
+            tmp_path / "b",
+            head,
+            slow=lambda c: slow.get(c["impl"], 1.0) if c["threads"] == 1 else 1.0,
+            lockstep_with=base,
+            provenance={"kernels": edited},
+        ),
+    )
+    e = evaluate_pair(store_url, path, base, head)
+    assert e.verdict == "reject"
+    rows = [c for c in e.comparisons if c.kind == "head_vs_base"]
+    failed = {(c.impl, c.threads) for c in rows if c.decision == "fail"}
+    by_sources = [c for c in rows if c.signal == "sources"]
+    if same_sources_pass:
+        assert failed == {("assembled", 1)}
+        assert {c.impl for c in by_sources} == {"numpy", "handwritten", "assembled_generic"}
+        assert all(c.decision == "pass" and KERNELS[f"{c.task}/{c.impl}"] in c.reason for c in by_sources)
+    else:
+        assert failed == {("assembled", 1), ("handwritten", 1)} and not by_sources
+
+
+def test_kernel_ids_must_be_in_every_run_of_both_to_count():
+    from gate.evaluate.evaluation import same_sources
+
+    one = {"kernels": {"g1_walk/handwritten": "aa" * 8, "g1_walk/assembled": "bb" * 8}}
+    other = {"kernels": {"g1_walk/handwritten": "aa" * 8, "g1_walk/assembled": "cc" * 8}}
+    assert same_sources([one], [other]) == {"g1_walk/handwritten": "aa" * 8}
+    assert same_sources([one, other], [one]) == {"g1_walk/handwritten": "aa" * 8}
+    assert same_sources([one], [one, {}]) == {}  # a base run that recorded no ids: nothing is known the same
+    assert same_sources([one], []) == {}
 
 
 def test_a_parity_failure_rejects_whatever_the_timings(store_url, tmp_path, repo):

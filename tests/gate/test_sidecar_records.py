@@ -135,3 +135,22 @@ def test_the_baseline_the_pairs_were_timed_against_is_recorded_and_one_per_run()
     with pytest.raises(IngestError, match="timed against handwritten, numpy") as info:
         sidecar_records.provenance_of([paired, collector], "f.json")
     assert (info.value.file, info.value.field) == ("f.json", "sidecar.baseline")
+
+
+@pytest.mark.parametrize(
+    ("kernels", "field", "says"),
+    [
+        (["g1_walk/handwritten"], "sidecar.provenance.kernels", "at most 64 kernels"),
+        ({f"t/i{k}": "ab" * 8 for k in range(65)}, "sidecar.provenance.kernels", "at most 64 kernels"),
+        ({"g1_walk": "ab" * 8}, "sidecar.provenance.kernels", "is not task/implementation"),
+        ({"g1_walk/handwritten": "XYZ"}, "sidecar.provenance.kernels.g1_walk/handwritten", "8-64 hex digits"),
+    ],
+)
+def test_each_kernel_s_id_is_recorded_and_checked(kernels, field, says):
+    record = good(sidecar.PAIRED)
+    record["provenance"] = {"kernels": {"g1_walk/handwritten": "ab" * 8}}
+    assert sidecar_records.provenance_of([record], "f.json")["kernels"] == {"g1_walk/handwritten": "ab" * 8}
+    record["provenance"] = {"kernels": kernels}
+    with pytest.raises(IngestError) as info:
+        sidecar_records.provenance_of([record], "f.json")
+    assert (info.value.field, says in info.value.message) == (field, True), info.value
