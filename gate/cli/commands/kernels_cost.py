@@ -33,7 +33,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--jobs",
         type=positive_int,
         default=None,
-        help="valgrind processes at a time, one per kernel (default: CPUs)",
+        help="kernels measured at a time, each in its own forked process (default: CPUs)",
     )
     p.add_argument(
         "--processes", type=positive_int, default=1, help="measure N times in fresh processes and compare"
@@ -80,7 +80,7 @@ def cost_table(runs: list[dict]) -> Table:
     seconds = ", ".join(f"{r['seconds']['fill'] + r['seconds']['valgrind']:.0f} s" for r in runs)
     table = Table(
         title=f"cost per call under callgrind {first['valgrind']} (Numba target {first['target']}, "
-        f"{first['processes']} valgrind processes, {first['jobs']} at a time; {len(runs)} measurement(s): {seconds})",
+        f"{first['processes']} kernels in forked processes, {first['jobs']} at a time; {len(runs)} measurement(s): {seconds})",
         caption="per: an update_state call, or a collector step without physics; estimated cycles = L1 hits + "
         "5 x LL hits + 35 x RAM; spread: (max - min) / mean of the calls (calls differ in work: state evolves); "
         "differ: largest difference between the measurements",

@@ -1,9 +1,9 @@
 """The deterministic cost of ``update_state``: instructions and simulated cache misses per call, under callgrind.
 
-Wall time on a shared 2-core runner cannot resolve a few percent; instruction counts can. One valgrind process
-per kernel (``gate.meter.cost.by_kernel``) measures that kernel's requested cells (``gate.meter.cost.worker``),
-with instrumentation on only around the measured calls, and each call's costs dumped on its own
-(``callgrind.dump_stats_at``):
+Wall time on a shared 2-core runner cannot resolve a few percent; instruction counts can. One callgrind process
+imports what every kernel needs and forks a child per kernel (``gate.meter.cost.by_kernel``,
+``gate.meter.cost.worker.serve``) that measures that kernel's requested cells, with instrumentation on only around
+the measured calls, and each call's costs dumped on its own (``callgrind.dump_stats_at``):
 
 - **Machine code.** Numba keys its cache by CPU name and features, and valgrind's emulated CPU is not the host's.
   Every cost process pins Numba's target to ``TARGET`` (x86-64-v3: AVX2 and FMA, which valgrind 3.19 emulates),
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -175,11 +176,13 @@ def _run(command: list[str], log: Path, env: dict, deadline: float) -> str:
     if time.monotonic() >= deadline:
         return "not started: the cost pass's deadline had passed"
     with open(log, "w") as out:  # cwd: the log's directory, so no package is imported from the caller's
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=log.parent)
+        proc = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=log.parent, start_new_session=True
+        )
     try:
         code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # its forked children too
         proc.wait()
         return f"killed at the cost pass's deadline; last output:\n{_tail(log)}"
     if code == 0:
@@ -205,8 +208,9 @@ def measure(
     keep: Path | None = None,
     cache_sim: bool = True,
 ) -> dict:
-    """Every cell's cost, one valgrind process per kernel (``by_kernel``), ``jobs`` of them at a time
-    (callgrind counts are independent of load), all within ``timeout`` seconds; returns ``{"cells": [...],
+    """Every cell's cost under one callgrind process that forks a child per kernel (``by_kernel``,
+    ``worker.serve``), ``jobs`` children at a time (callgrind counts are independent of load), all within
+    ``timeout`` seconds; returns ``{"cells": [...],
     "seconds": {...}, ...}`` (``format`` FORMAT). A process that fails errs its own cells only, with its exit
     code and output. ``keep``: a new or empty directory to keep the callgrind dumps and logs in. Without
     ``cache_sim`` only instructions are counted (the cache metrics are None), in less time."""
@@ -249,28 +253,44 @@ def measure(
         )
         seconds["fill"] = time.perf_counter() - t0
         fill_problem = {c.label: problem for g, problem in zip(fills, filled, strict=True) for c in g}
+        for i, group in enumerate(groups):
+            worker(str(i), group)  # writes cells.<i>.json: the serving process forks a child per kernel
         t0 = time.perf_counter()
-        runs = _run_all(
+        [run] = _run_all(
             [
-                [*callgrind_command(out_dir, i, cache_sim=cache_sim), *worker(str(i), g)]
-                for i, g in enumerate(groups)
+                [
+                    *callgrind_command(out_dir, cache_sim=cache_sim),
+                    sys.executable,
+                    "-m",
+                    "gate.meter.cost.worker",
+                    "--kernels",
+                    str(out_dir),
+                    str(len(groups)),
+                    str(jobs),
+                ]
             ],
-            [out_dir / f"worker.{i}.log" for i in range(len(groups))],
+            [out_dir / "worker.0.log"],
             env=env,
             deadline=deadline,
-            jobs=jobs,
+            jobs=1,
         )
         seconds["valgrind"] = time.perf_counter() - t0
+        try:
+            children = json.loads((out_dir / "children.json").read_text())
+        except (OSError, ValueError):
+            children = {}
         errors: dict[str, str] = {}
         for i, group in enumerate(groups):
             try:
                 report, missing = json.loads((out_dir / f"report.{i}.json").read_text()), ""
             except (OSError, ValueError):
                 report, missing = {"errors": {}, "seconds": {}}, "the callgrind worker wrote no report"
+                if str(i) in children:
+                    missing = f"the callgrind worker's child for this kernel exited with {children[str(i)]}"
             errors.update(report["errors"])
             seconds[f"worker {i}"] = report["seconds"]
             for cell in group:
-                problem = (runs[i] and f"the callgrind worker {runs[i]}") or missing
+                problem = (run and f"the callgrind worker {run}") or missing
                 if fill_problem[cell.label]:
                     problem = f"the native compile for {TARGET['NUMBA_CPU_NAME']} {fill_problem[cell.label]}"
                 if problem and cell.label not in errors:
@@ -283,7 +303,7 @@ def measure(
         "weights": WEIGHTS,
         "calls": calls,
         "jobs": jobs,  # valgrind processes at a time
-        "processes": len(groups),  # one per kernel
+        "processes": len(groups),  # one child per kernel
         "valgrind": valgrind_version(),
         "seconds": seconds,
         "cells": [c.to_dict() for c in costs],

@@ -65,12 +65,12 @@ def partition(cells: list[Cell], jobs: int) -> list[list[Cell]]:
 
 
 def by_kernel(cells: list[Cell]) -> list[list[Cell]]:
-    """One valgrind process per kernel (task, implementation), its cells in a fixed order, the heaviest kernel
-    first. A call's count includes the interpreter's work around the kernel (about a third of a call at 256
+    """One measuring process per kernel (task, implementation: a child the callgrind process forks from a fixed
+    state, ``worker.serve``), its cells in a fixed order, the heaviest kernel first. A call's count includes the interpreter's work around the kernel (about a third of a call at 256
     envs), and that work depends on what ran before in the process (the adaptive interpreter's specializations,
     dict layouts): a kernel measured after two others counted 0.48% more instructions per call at 256 envs than
-    the same kernel measured alone. In a process of its own, a kernel counts the same whether its cells are
-    measured alone or in a whole pass, so a pass can reuse one kernel's stored cells and measure another's."""
+    the same kernel measured alone. In a process of its own, forked from the same state, a kernel counts the same whether its cells
+    are measured alone or in a whole pass, so a pass can reuse one kernel's stored cells and measure another's."""
     kernels: dict[tuple[str, str], list[Cell]] = {}
     for cell in cells:
         kernels.setdefault((cell.task, cell.impl), []).append(cell)

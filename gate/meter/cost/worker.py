@@ -1,4 +1,6 @@
-"""The process ``gate.meter.cost.measure`` starts: ``python -m gate.meter.cost.worker CELLS.json ERRORS.json [--fill]``.
+"""The processes ``gate.meter.cost.measure`` starts: ``python -m gate.meter.cost.worker CELLS.json REPORT.json
+--fill`` natively, then ``python -m gate.meter.cost.worker --kernels DIR COUNT JOBS`` under callgrind (``serve``:
+one child forked per kernel).
 
 With ``--fill`` (natively) it compiles every (task, implementation) of the cells for the pinned target, so the
 valgrind run only loads them from Numba's cache. Without it (under callgrind, ``--instr-atstart=no``) it
@@ -6,13 +8,14 @@ measures each cell: one uninstrumented call (cache load, first touch), then inst
 calls (dumped as ``<cell>#warm``, not counted), then each measured call dumped as ``<cell>#<i>``. A collector
 cell (``kind`` collector) does the same with steps of a ``Collector`` built at 1 thread, seed 0, after one
 uninstrumented step, and with instrumentation stopped around physics (``sim.step``, ``sim.forward_rows``).
-A cell that raises is written to ERRORS.json with its exception and the others go on.
+A cell that raises is written to the report with its exception and the others go on.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -22,6 +25,7 @@ from gate.meter.cost import callgrind
 from gate.meter.cost.cells import COLLECTOR, UPDATE_STATE, Cell
 from gate.meter.synthetic import make_inputs
 
+SHARED_ENVS = 1  # the simulators the serving process builds before it forks: models loaded, nothing measured
 FILL_ENVS = 64  # the kernels' signatures do not depend on N: compile them on a small snapshot
 # Uninstrumented collector steps first (construction ran the reset step): everything compiled is loaded.
 COLLECTOR_WARMUP = 1
@@ -131,7 +135,59 @@ def run(spec: dict) -> dict:
     return {"errors": errors, "seconds": seconds}
 
 
+def serve(out_dir: Path, count: int, jobs: int) -> int:
+    """Under callgrind: import once what every kernel's cells need, then measure each kernel's cells
+    (``cells.<i>.json`` -> ``report.<i>.json`` in ``out_dir``) in a child forked from that state, ``jobs`` children
+    at a time. Every child starts from the same state whatever the others measure, so a kernel counts the same
+    alone or in a whole pass, without paying the interpreter's and valgrind's start, Numba's and MuJoCo's imports
+    once per kernel. A child that does not exit 0 is named in ``children.json``."""
+    t0 = time.perf_counter()
+    import kernels  # noqa: F401
+
+    if not callgrind.running_on_valgrind():
+        raise SystemExit("gate.meter.cost.worker measures under valgrind: use gate.meter.cost.measure")
+    try:  # MuJoCo, every task's model and simulator: the same for every child, whatever the pass measures
+        from kernels.sim.collector import ENVS
+
+        for make in ENVS.values():
+            make(SHARED_ENVS, 1, 0)
+    except Exception:
+        pass  # a child that needs them meets the error itself, in its cell
+    shared = time.perf_counter() - t0
+    running: dict[int, int] = {}
+    failed: dict[str, int] = {}
+
+    def reap() -> None:
+        pid, status = os.wait()
+        code = os.waitstatus_to_exitcode(status)
+        if code:
+            failed[str(running[pid])] = code
+        del running[pid]
+
+    for i in range(count):
+        while len(running) >= jobs:
+            reap()
+        pid = os.fork()
+        if pid == 0:  # the child: measure this kernel's cells, never return into the parent's loop
+            code = 1
+            try:
+                result = run(json.loads((out_dir / f"cells.{i}.json").read_text()))
+                result["seconds"] = {"shared import": shared, **result["seconds"]}
+                (out_dir / f"report.{i}.json").write_text(json.dumps(result))
+                code = 0
+            finally:
+                os._exit(code)
+        running[pid] = i
+    while running:
+        reap()
+    (out_dir / "children.json").write_text(json.dumps(failed))
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--kernels"]:
+        out_dir, count, jobs = argv[1:]
+        return serve(Path(out_dir), int(count), int(jobs))
     spec_path, report_path, *flags = argv
     spec = json.loads(Path(spec_path).read_text())
     if flags == ["--fill"]:
