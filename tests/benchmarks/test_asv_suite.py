@@ -493,14 +493,11 @@ def test_exact_results_are_reused_for_the_same_inputs_and_nothing_else(tmp_path,
     assert _common.reusable("v", {}, compute) == ({"value": 8}, False)  # nothing stored under this tree's key
 
 
-def test_the_lockstep_pass_gives_more_worker_pairs_to_the_cells_time_questions_only(monkeypatch):
-    """DUET_ROUNDS worker pairs over every cell, then DUET_MORE more over the cells whose median head/base is
-    above 1 + head_vs_base_margin; a cell whose further groups bring it back under stops getting more."""
-    from benchmarks import _common
+def _fake_duet(monkeypatch, ratio) -> list[str]:
+    """``gate.meter.duet.Duet`` replaced by worker pairs whose head/base is ``ratio(impl, k)`` the k-th time an
+    implementation is timed; returns the implementations timed, in order."""
     from gate.meter import duet
 
-    # head/base per cell and worker pair: slow stays 2x; straddle is 1.2x in its first two, then 1.0
-    ratio = {"slow": lambda k: 2.0, "straddle": lambda k: 1.2 if k < 2 else 1.0, "same": lambda k: 1.0}
     calls: list[str] = []
 
     class FakeDuet:
@@ -514,12 +511,24 @@ def test_the_lockstep_pass_gives_more_worker_pairs_to_the_cells_time_questions_o
             pass
 
         def pairs(self, cell, count):
-            k = sum(c == cell.impl for c in calls)
+            k = calls.count(cell.impl)
             calls.append(cell.impl)
-            return [duet.Pair(head_s=ratio[cell.impl](k) * 1e-3, base_s=1e-3, first="head")] * count
+            return [duet.Pair(head_s=ratio(cell.impl, k) * 1e-3, base_s=1e-3, first="head")] * count
 
-    records = []
     monkeypatch.setattr(duet, "Duet", FakeDuet)
+    return calls
+
+
+def test_the_lockstep_pass_gives_more_worker_pairs_to_the_cells_time_questions_only(monkeypatch):
+    """DUET_ROUNDS worker pairs over every cell, then DUET_MORE more over the cells whose median head/base is
+    above 1 + head_vs_base_margin; a cell whose further groups bring it back under stops getting more."""
+    from benchmarks import _common
+    from gate.meter import duet
+
+    # head/base per cell and worker pair: slow stays 2x; straddle is 1.2x in its first two, then 1.0
+    ratio = {"slow": lambda k: 2.0, "straddle": lambda k: 1.2 if k < 2 else 1.0, "same": lambda k: 1.0}
+    _fake_duet(monkeypatch, lambda impl, k: ratio[impl](k))
+    records = []
     monkeypatch.setattr(_common, "write_sidecar", lambda kind, record: records.append((kind, record)))
     monkeypatch.setattr(_common, "place", lambda: None)
     monkeypatch.setattr(_common, "AGAINST", "/base")
@@ -546,27 +555,11 @@ def test_the_lockstep_pass_skips_the_kernels_whose_sources_are_the_base_s(monkey
     from benchmarks import _common
     from gate.meter import duet
 
-    timed = []
-
-    class FakeDuet:
-        def __init__(self, head, base):
-            self.sides = {}
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            pass
-
-        def pairs(self, cell, count):
-            timed.append(cell.impl)
-            return [duet.Pair(head_s=1e-3, base_s=1e-3, first="head")] * count
-
+    timed = _fake_duet(monkeypatch, lambda impl, k: 1.0)
     ids = {
         _common.ROOT: {"t/same": "a" * 16, "t/edited": "b" * 16, "t/new": "c" * 16},
         Path("/base"): {"t/same": "a" * 16, "t/edited": "d" * 16},
     }
-    monkeypatch.setattr(duet, "Duet", FakeDuet)
     monkeypatch.setattr(_common, "write_sidecar", lambda kind, record: None)
     monkeypatch.setattr(_common, "place", lambda: None)
     monkeypatch.setattr(_common, "kernel_ids", lambda root: ids[Path(root)])
