@@ -1,0 +1,132 @@
+"""What a benchmark process costs besides measuring, two commits side by side: asv's own calls, alternating.
+
+    python -m benchmarks.process_overhead --before REF [--after REF] [--calls 3] [--bench REGEX] [--json]
+
+Checks both commits out in temporary worktrees, then runs the same asv call (``--bench``, default the hot-slice
+suite on g1_walk's hand-written and assembled kernels, 2 processes per cell) in each tree in turn, ``--calls``
+times each after one uncounted call each (it compiles the kernels into the new tree's Numba cache and writes
+its snapshots), alternating which goes first (ABBA...), so the machine's slow phases fall on both. From each call's
+process records (``.asv/fusegate/<commit>/processes/``, what ``fusegate profile-time`` reads) it reports the
+call's wall seconds and the median age of a benchmark process at its last teardown. Kept out of the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = r"^hot_slice\.HotSlice\."
+NARROW = {
+    "FUSEGATE_BENCH_TASKS": "g1_walk",
+    "FUSEGATE_BENCH_IMPLS": "handwritten,assembled",
+    "FUSEGATE_BENCH_HOT_ROUNDS": "2",
+}
+
+
+def _git(*args: str, cwd: Path = ROOT) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def one_call(tree: Path, sha: str, bench: str) -> dict:
+    """One asv call in ``tree``: its wall seconds and the ages of the benchmark processes it ran."""
+    env = {
+        **os.environ,
+        **NARROW,
+        "ASV_PYTHONPATH": str(tree),
+        "ASV_COMMIT": sha,
+        "FUSEGATE_BENCH_GATE": "1",
+        "FUSEGATE_REUSE": "1",
+    }
+    env.pop("FUSEGATE_BENCH_AGAINST", None)
+    since = time.time()
+    t0 = time.monotonic()
+    command = [
+        sys.executable,
+        "-m",
+        "asv",
+        "run",
+        "-E",
+        f"existing:{sys.executable}",
+        "--set-commit-hash",
+        sha,
+    ]
+    command += ["--record-samples", "--bench", bench]
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - t0
+    if done.returncode not in (0, 2):
+        raise SystemExit(
+            f"asv run in {tree} exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
+    records = [
+        json.loads(p.read_text())
+        for p in (tree / ".asv" / "fusegate" / sha[:8] / "processes").glob("*.json")
+        if p.stat().st_mtime >= since
+    ]
+    return {"wall_s": wall, "ages": [r["age_s"] for r in records]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.process_overhead", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument("--before", required=True, help="the commit before the change")
+    p.add_argument("--after", default="HEAD", help="the commit after it (default HEAD)")
+    p.add_argument("--calls", type=int, default=3, help="asv calls per commit")
+    p.add_argument("--bench", default=BENCH, help="asv's --bench of each call")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON (benchmarks.report's 'rows')")
+    args = p.parse_args(argv)
+    shas = {"before": _git("rev-parse", args.before), "after": _git("rev-parse", args.after)}
+    with tempfile.TemporaryDirectory(prefix="fusegate-overhead-") as scratch:
+        trees = {}
+        for name, sha in shas.items():
+            trees[name] = Path(scratch) / name
+            _git("worktree", "add", "--detach", str(trees[name]), sha)
+        try:
+            for name in shas:
+                one_call(trees[name], shas[name], args.bench)
+            calls: dict[str, list[dict]] = {name: [] for name in shas}
+            for k in range(args.calls):
+                order = ["before", "after"] if k % 2 == 0 else ["after", "before"]
+                for name in order:
+                    calls[name].append(one_call(trees[name], shas[name], args.bench))
+                    print(f"{name} call {k + 1}: {calls[name][-1]['wall_s']:.1f} s", file=sys.stderr)
+        finally:
+            for tree in trees.values():
+                _git("worktree", "remove", "--force", str(tree))
+    rows = []
+    for name, found in calls.items():
+        walls = sorted(c["wall_s"] for c in found)
+        ages = [a for c in found for a in c["ages"]]
+        rows.append(
+            {
+                "commit": name,
+                "asv calls": len(found),
+                "wall s (median)": round(statistics.median(walls), 1),
+                "wall s (range)": f"{walls[0]:.1f}-{walls[-1]:.1f}",
+                "processes per call": round(len(ages) / len(found)),
+                "process age s (median)": round(statistics.median(ages), 3) if ages else None,
+                "process age s (p10-p90)": (
+                    f"{statistics.quantiles(ages, n=10)[0]:.3f}-{statistics.quantiles(ages, n=10)[-1]:.3f}"
+                    if len(ages) >= 2
+                    else None
+                ),
+            }
+        )
+    if args.json:
+        print(json.dumps({"bench": args.bench, "narrowed": NARROW, "rows": rows}))
+    else:
+        for r in rows:
+            print("  ".join(f"{k}: {v}" for k, v in r.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
