@@ -40,7 +40,7 @@ import kernels
 from gate import provenance, sidecar
 from gate.meter import bench, compat, fingerprint, parity
 from gate.meter import synthetic as _synthetic
-from gate.meter.placement import AppliedPlacement, Placement, first_touch
+from gate.meter.placement import AppliedPlacement, Placement, first_touch, prepare_fork
 from gate.meter.profile import Profile, ProfileError
 from gate.meter.synthetic import make_inputs
 from kernels import registry
@@ -462,18 +462,26 @@ def measured_with() -> dict:
     """What this process measures and with what: the ids of the subject and the meter in this tree
     (``gate.provenance``), the commit whose meter it is (a measurement tree's manifest; None: the tree's own),
     what keeps the meter from measuring the subject (``PROBLEMS``), and the base it is timed against in
-    lockstep (``AGAINST_COMMIT``; None: none), and each kernel's id (``kernel_ids``)."""
+    lockstep (``AGAINST_COMMIT``; None: none), and each kernel's id (``kernel_ids``). Read once per process
+    (the tree does not change under a run: about 0.1 s of hashing and parsing); a copy."""
+    return json.loads(_measured_with())
+
+
+@functools.cache
+def _measured_with() -> str:
     try:
         manifest = json.loads((ROOT / provenance.MANIFEST).read_text())
     except (OSError, ValueError):
         manifest = {}
-    return {
-        **provenance.ids_on_disk(ROOT),
-        "kernels": kernel_ids(ROOT),
-        "meter_commit": manifest.get("meter_commit"),
-        "problems": PROBLEMS,
-        "against": AGAINST_COMMIT if AGAINST else None,
-    }
+    return json.dumps(
+        {
+            **provenance.ids_on_disk(ROOT),
+            "kernels": kernel_ids(ROOT),
+            "meter_commit": manifest.get("meter_commit"),
+            "problems": PROBLEMS,
+            "against": AGAINST_COMMIT if AGAINST else None,
+        }
+    )
 
 
 def sidecar_line(kind: str, record: dict, *, commit: str, env: str, applied: AppliedPlacement) -> dict:
@@ -592,3 +600,10 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
         worker_pair(slower)
     pooled = {key: statistics.median(r for group in found for r in group) for key, found in groups.items()}
     return {**pooled, **errors}
+
+
+if sys.argv[1:2] == ["run_server"]:
+    # asv's forkserver (``asv/benchmark.py run_server``) imports the suites once and forks every benchmark
+    # process from it: what is read and initialised here is paid once per asv call, not once per process
+    _measured_with()
+    prepare_fork()

@@ -126,23 +126,35 @@ def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
     implementation's module leaves the others' ids alone; an edit to anything shared (a task, a plan, the code
     generator, the registry, a module no kernel owns) changes every id. A module that does not parse: the whole
     subject's id."""
-    root = Path(root)
+    return _implementation_ids(Path(root), [entry], entries)[entry]
+
+
+def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str]) -> dict[str, str]:
+    """``implementation_id`` of each of ``wanted``, reading and parsing each subject file at most once."""
     entries = set(entries)
-    try:
-        shared = {f for f in _files(root, SUBJECT_DIRS) if f.endswith(".py") and is_subject(f)} - entries
+    subject = {f for f in _files(root, SUBJECT_DIRS) if is_subject(f)}
+    shared = {f for f in subject if f.endswith(".py")} - entries
+    blobs = {f: blob_id((root / f).read_bytes()) for f in subject}
+    pins = (f"{PINS}#dependencies", pins_id(_pins(root)))
+    graph: dict[str, set[str]] = {}
+    out = {}
+    for entry in wanted:
         reach = {entry, *shared}
         todo = list(reach)
-        while todo:
-            for dep in _imports(root, todo.pop()) - reach:
-                reach.add(dep)
-                todo.append(dep)
-    except (OSError, SyntaxError, ValueError):
-        return ids_on_disk(root)["subject"]
-    others = entries - reach
-    mine = [
-        (f, blob_id((root / f).read_bytes())) for f in _files(root, SUBJECT_DIRS) - others if is_subject(f)
-    ]
-    return content_id([*mine, (f"{PINS}#dependencies", pins_id(_pins(root)))])
+        try:
+            while todo:
+                module = todo.pop()
+                if module not in graph:
+                    graph[module] = _imports(root, module)
+                for dep in graph[module] - reach:
+                    reach.add(dep)
+                    todo.append(dep)
+        except (OSError, SyntaxError, ValueError):
+            out[entry] = ids_on_disk(root)["subject"]
+            continue
+        others = entries - reach
+        out[entry] = content_id([*((f, b) for f, b in blobs.items() if f not in others), pins])
+    return out
 
 
 def kernel_files(root: Path) -> dict[tuple[str, str], str]:
@@ -172,10 +184,8 @@ def kernel_ids(root: Path) -> dict[str, str]:
     """``"task/impl"`` -> ``implementation_id`` of every kernel in the registry's table of the tree at ``root``
     ({} without the table). Two trees whose ids of a kernel agree run the same sources for it."""
     files = kernel_files(root)
-    return {
-        f"{task}/{impl}": implementation_id(root, entry, files.values())
-        for (task, impl), entry in files.items()
-    }
+    found = _implementation_ids(Path(root), sorted(set(files.values())), files.values())
+    return {f"{task}/{impl}": found[entry] for (task, impl), entry in files.items()}
 
 
 def of_commit(files: Iterable[tuple[str, str]], pyproject: str | None) -> dict[str, str]:

@@ -77,3 +77,26 @@ def test_a_kernel_module_a_shared_module_imports_is_part_of_every_id(tmp_path):
     after = _ids(root)  # a kernel module no shared module imports still leaves the others' ids alone
     assert after["kernels/one/generic.py"] != edited["kernels/one/generic.py"]
     assert {e: after[e] for e in ENTRIES[:2]} == {e: edited[e] for e in ENTRIES[:2]}
+
+
+def test_every_kernel_id_of_a_tree_at_once_parses_each_module_once(tmp_path, monkeypatch):
+    """``kernel_ids`` runs in every benchmark process that writes a sidecar record: one parse per module, and the
+    ids are each kernel's own ``implementation_id``."""
+    root = _tree(tmp_path)
+    (root / "kernels/registry.py").write_text(
+        "_IMPLEMENTATIONS: dict = {\n"
+        '    "one": {"walk": "kernels.one.walk:W", "run": "kernels.one.generic:G"},\n'
+        '    "two": {"walk": "kernels.two.walk:W"},\n'
+        "}\n"
+    )
+    expected = {
+        "walk/one": provenance.implementation_id(root, "kernels/one/walk.py", ENTRIES),
+        "run/one": provenance.implementation_id(root, "kernels/one/generic.py", ENTRIES),
+        "walk/two": provenance.implementation_id(root, "kernels/two/walk.py", ENTRIES),
+    }
+    parsed = []
+    imports = provenance._imports
+    monkeypatch.setattr(provenance, "_imports", lambda r, path: parsed.append(path) or imports(r, path))
+    assert provenance.kernel_ids(root) == expected
+    assert sorted(parsed) == sorted(set(parsed))  # each module once
+    assert len(set(expected.values())) == 3

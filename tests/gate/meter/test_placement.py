@@ -171,3 +171,28 @@ def test_first_touch_at_random_offsets_copies_exactly_at_cache_line_offsets_that
         layouts.append([arr.ctypes.data % placement.LAYOUT_SPAN for arr in out.values()])
     assert layouts[0] != layouts[1]
     assert len(set(layouts[0])) > 1  # the arrays do not share one offset
+
+
+FORKSERVER = """
+import os, sys
+import numba.np.ufunc.parallel as parallel
+from gate.meter import placement
+placement.prepare_fork()
+if parallel._is_initialized:
+    sys.exit("prepare_fork started a threading layer")
+children = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        placement.Placement.from_env({}).apply()  # starts the pool: a layer started before the fork aborts here
+        os._exit(0)
+    children.append(pid)
+codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+sys.exit(f"children exited {codes}" if any(codes) else 0)
+"""
+
+
+def test_a_process_prepared_to_fork_starts_no_threading_layer_and_its_children_start_theirs():
+    """asv's forkserver calls ``prepare_fork`` before it forks the benchmark processes (benchmarks/_common.py)."""
+    done = subprocess.run([sys.executable, "-c", FORKSERVER], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
