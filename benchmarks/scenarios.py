@@ -1,7 +1,7 @@
 """The gate tested like a product: real code changes on a throwaway branch, judged by ``fusegate gate --measure``.
 
     python -m benchmarks.scenarios [--scenarios docs,comment,extra_work,...] [--runs 1] [--every MINUTES]
-                                   [--max-minutes 10] [--keep DIR] [--asv] [--json]
+                                   [--head-every MINUTES] [--max-minutes 10] [--keep DIR] [--asv] [--json]
 
 A run checks out the current HEAD in a temporary git worktree (the base) with a scratch SQLite store, then for
 each scenario commits a real change on top of the base and runs ``fusegate gate --base BASE --head HEAD
@@ -10,11 +10,12 @@ the head's subject with the base's meter and times it against the base in lockst
 undecided rows within ``--max-minutes``. The base is measured once per run and reused by every head after it
 (as the bot reuses a stored base). It prints expected against actual verdict per scenario with the rows that
 decided, how long each took, and the confusion table over all runs. ``--every`` starts each run that many minutes
-after the previous one (an A/A spread over an hour). Each head's result is appended to ``results.jsonl`` in the
-run's work directory as it ends (``--keep`` keeps it). The profile is the environment's (``FUSEGATE_BENCH_*``).
-``--asv`` asks asv instead: each scenario in a fresh clone of the base, judged by ``asv continuous
---interleave-rounds HEAD~1 HEAD`` (reject: a benchmark reported slower; changed: only faster; approve: none;
-error: asv did not finish its comparison).
+after the previous one; ``--head-every`` starts each head of a run that many minutes after the previous one, so
+the heads meet one base as it ages, as the bot's stored base does (an A/A spread over an hour). Each head's result
+is appended to ``results.jsonl`` in the run's work directory as it ends (``--keep`` keeps it). The profile is the
+environment's (``FUSEGATE_BENCH_*``). ``--asv`` asks asv instead: each scenario in a fresh clone of the base,
+judged by ``asv continuous --interleave-rounds HEAD~1 HEAD`` (reject: a benchmark reported slower; changed: only
+faster; approve: none; error: asv did not finish its comparison).
 Slow: kept out of the test run.
 
 Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact edits):
@@ -307,7 +308,13 @@ class Result:
 
 
 def run_once(
-    number: int, names: list[str], *, keep: Path | None, max_minutes: float, base: str
+    number: int,
+    names: list[str],
+    *,
+    keep: Path | None,
+    max_minutes: float,
+    base: str,
+    head_every: float = 0.0,
 ) -> list[Result]:
     work = Path(keep or tempfile.mkdtemp(prefix="fusegate-scenarios-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -323,8 +330,13 @@ def run_once(
     env = {**os.environ, **who, "PYTHONPATH": str(tree)}
     db = f"sqlite:///{work / 'gate.db'}"
     out = []
+    started = time.monotonic()
     try:
         for k, name in enumerate(names):
+            if k and head_every:  # from the run's start (the first head's call measures the base too)
+                wait = started + k * head_every * 60 - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
             s = SCENARIOS[name]
             _git(tree, "checkout", "--quiet", "--detach", "--force", base)
             apply(tree, s, f"run {number} step {k}")
@@ -448,6 +460,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"default: {','.join(SCENARIOS)}")
     p.add_argument("--runs", type=int, default=1, help="independent runs (a fresh base measurement each)")
     p.add_argument("--every", type=float, default=0.0, help="minutes from one run's start to the next's")
+    p.add_argument(
+        "--head-every",
+        type=float,
+        default=0.0,
+        help="minutes from one head's start to the next's within a run (heads spread over the base's age)",
+    )
     p.add_argument("--max-minutes", type=float, default=10.0, help="fusegate gate --max-minutes per head")
     p.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     p.add_argument("--base", default="HEAD", help="the commit every scenario changes (default HEAD)")
@@ -471,7 +489,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.asv:
             rows += asv_once(k + 1, names, keep=keep, base=base)
         else:
-            rows += run_once(k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base)
+            rows += run_once(
+                k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base, head_every=args.head_every
+            )
     confusion = Counter((r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
         print(
