@@ -33,11 +33,11 @@ SMALL = 4  # up to this many cores, the quick profile measures 1 thread and ever
 # each, so a cell-process is 1/6 of it; 26 AgainstBase cells, 8 Paired, 20 cost cells, 8 collector checks, 2
 # paired collector cells, 6 collector lockstep cells).
 PER_CELL_S = {
-    "hot_slice.HotSlice": 215.0 / 26 / 6,  # per process of a cell: the plan sets the processes
-    "hot_slice.Paired": 50.0 / 8 / 3,  # per process of a cell, as HotSlice
-    "cost.Cost": 130.0 / 20,
-    "collector.CollectorCheck": 15.0 / 8,
-    "collector.CollectorPaired": 25.0 / 2,
+    "hot_slice.HotSlice": 65.0 / 26 / 6,  # per process of a cell: the plan sets the processes
+    "hot_slice.Paired": 25.0 / 8 / 3,  # per process of a cell, as HotSlice
+    "cost.Cost": 82.0 / 20,
+    "collector.CollectorCheck": 7.5 / 8,
+    "collector.CollectorPaired": 15.0 / 2,
     "hot_slice.AgainstBase": 120.0 / 26,
     "collector.CollectorAgainstBase": 45.0 / 6,
 }

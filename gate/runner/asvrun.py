@@ -25,12 +25,12 @@ from pathlib import Path
 # side at 71dbaef), its setup_cache included; HotSlice in its own 6 processes per cell, the paired suites at 3.
 # Used when this machine has no asv results yet.
 DEFAULT_SECONDS = {
-    "cost.Cost": 130.0,
+    "cost.Cost": 82.0,  # cold: nothing reused
     "cost.CollectorCost": 1.0,
-    "collector.CollectorCheck": 15.0,
-    "collector.CollectorPaired": 25.0,
-    "hot_slice.HotSlice": 215.0,
-    "hot_slice.Paired": 50.0,
+    "collector.CollectorCheck": 7.5,
+    "collector.CollectorPaired": 15.0,
+    "hot_slice.HotSlice": 65.0,
+    "hot_slice.Paired": 25.0,
     "hot_slice.AgainstBase": 120.0,
     "collector.CollectorAgainstBase": 45.0,
 }
