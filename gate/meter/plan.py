@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gate import domain
 from gate.meter.profile import Profile
 from gate.meter.topology import Topology, format_cpu_list
 
@@ -29,18 +30,19 @@ IMPLS = ("numpy", "handwritten", "assembled", "assembled_generic")
 PAIRED = {"quick": ("assembled",), "full": ("assembled", "assembled_generic")}
 SMALL = 4  # up to this many cores, the quick profile measures 1 thread and every CPU
 # Seconds per cell of each suite on the 2-vCPU development machine (quick profile), the estimate without history:
-# gate.runner.asvrun.DEFAULT_SECONDS over the cells each suite measured there (26 HotSlice cells in 6 processes
-# each, so a cell-process is 1/6 of it; 26 AgainstBase cells, 8 Paired, 20 cost cells, 8 collector checks, 2
-# paired collector cells, 6 collector lockstep cells).
-PER_CELL_S = {
-    "hot_slice.HotSlice": 65.0 / 26 / 6,  # per process of a cell: the plan sets the processes
-    "hot_slice.Paired": 25.0 / 8 / 3,  # per process of a cell, as HotSlice
-    "cost.Cost": 82.0 / 20,
-    "collector.CollectorCheck": 7.5 / 8,
-    "collector.CollectorPaired": 15.0 / 2,
-    "hot_slice.AgainstBase": 120.0 / 26,
-    "collector.CollectorAgainstBase": 45.0 / 6,
+# ``domain.SUITE_SECONDS`` over the cells each suite measured there (26 HotSlice cells in 6 processes each, so a
+# cell-process is 1/6 of it; 26 AgainstBase cells, 8 Paired, 20 cost cells, 8 collector checks, 2 paired collector
+# cells, 6 collector lockstep cells).
+_CELLS = {
+    "hot_slice.HotSlice": 26 * 6,  # per process of a cell: the plan sets the processes
+    "hot_slice.Paired": 8 * 3,  # per process of a cell, as HotSlice
+    "cost.Cost": 20,
+    "collector.CollectorCheck": 8,
+    "collector.CollectorPaired": 2,
+    "hot_slice.AgainstBase": 26,
+    "collector.CollectorAgainstBase": 6,
 }
+PER_CELL_S = {suite: domain.SUITE_SECONDS[suite] / n for suite, n in _CELLS.items()}
 # Suites measured once per commit whatever the placements, on the first: the collector's (1-thread cells in the
 # quick profile). The cost signal (1 thread under callgrind, exact, independent of where it runs) is measured on
 # the first placement and reused by the others (benchmarks/_common.py ``reusable``): it costs time once.

@@ -21,19 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Seconds per benchmark class of the quick profile on the 2-vCPU development machine (the base
-# side at 71dbaef), its setup_cache included; HotSlice in its own 6 processes per cell, the paired suites at 3.
-# Used when this machine has no asv results yet.
-DEFAULT_SECONDS = {
-    "cost.Cost": 82.0,  # cold: nothing reused
-    "cost.CollectorCost": 1.0,
-    "collector.CollectorCheck": 7.5,
-    "collector.CollectorPaired": 15.0,
-    "hot_slice.HotSlice": 65.0,
-    "hot_slice.Paired": 25.0,
-    "hot_slice.AgainstBase": 120.0,
-    "collector.CollectorAgainstBase": 45.0,
-}
+from gate import domain
+
+DEFAULT_SECONDS = domain.SUITE_SECONDS  # used when this machine has no asv results yet
 _LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
 _DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")
 
