@@ -1,13 +1,19 @@
 """What a benchmark process costs besides measuring, two commits side by side: asv's own calls, alternating.
 
-    python -m benchmarks.process_overhead --before REF [--after REF] [--calls 3] [--bench REGEX] [--json]
+    python -m benchmarks.process_overhead --before REF [--after REF] [--calls 3] [--bench REGEX]
+                                          [--tasks g1_walk] [--against-edit FILE] [--json]
 
 Checks both commits out in temporary worktrees, then runs the same asv call (``--bench``, default the hot-slice
-suite on g1_walk's hand-written and assembled kernels, 2 processes per cell) in each tree in turn, ``--calls``
+suite on ``--tasks``' hand-written and assembled kernels, 2 processes per cell) in each tree in turn, ``--calls``
 times each after one uncounted call each (it compiles the kernels into the new tree's Numba cache and writes
 its snapshots), alternating which goes first (ABBA...), so the machine's slow phases fall on both. From each call's
 process records (``.asv/fusegate/<commit>/processes/``, what ``fusegate profile-time`` reads) it reports the
-call's wall seconds and the median age of a benchmark process at its last teardown. Kept out of the tests.
+call's wall seconds and the median age of a benchmark process at its last teardown.
+
+``--against-edit FILE`` measures a lockstep pass instead (``--bench`` defaults to ``hot_slice.AgainstBase``): each
+commit is timed against a base tree of its own, the same commit with a comment appended to FILE (e.g.
+``kernels/assembled/codegen.py``), so the kernels FILE reaches are timed against the base and both sides run one
+meter. Kept out of the tests.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = r"^hot_slice\.HotSlice\."
+AGAINST_BENCH = r"^hot_slice\.AgainstBase\."
 NARROW = {
     "FUSEGATE_BENCH_TASKS": "g1_walk",
     "FUSEGATE_BENCH_IMPLS": "handwritten,assembled",
@@ -35,17 +42,20 @@ def _git(*args: str, cwd: Path = ROOT) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def one_call(tree: Path, sha: str, bench: str) -> dict:
-    """One asv call in ``tree``: its wall seconds and the ages of the benchmark processes it ran."""
+def one_call(tree: Path, sha: str, bench: str, narrow: dict, against: Path | None = None) -> dict:
+    """One asv call in ``tree`` (timed against the tree ``against``, if given): its wall seconds and the ages of
+    the benchmark processes it ran."""
     env = {
         **os.environ,
-        **NARROW,
+        **narrow,
         "ASV_PYTHONPATH": str(tree),
         "ASV_COMMIT": sha,
         "FUSEGATE_BENCH_GATE": "1",
         "FUSEGATE_REUSE": "1",
     }
     env.pop("FUSEGATE_BENCH_AGAINST", None)
+    if against is not None:
+        env |= {"FUSEGATE_BENCH_AGAINST": str(against), "FUSEGATE_BENCH_AGAINST_COMMIT": sha}
     since = time.time()
     t0 = time.monotonic()
     command = [
@@ -80,26 +90,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--before", required=True, help="the commit before the change")
     p.add_argument("--after", default="HEAD", help="the commit after it (default HEAD)")
     p.add_argument("--calls", type=int, default=3, help="asv calls per commit")
-    p.add_argument("--bench", default=BENCH, help="asv's --bench of each call")
+    p.add_argument("--bench", help=f"asv's --bench of each call (default {BENCH}, or {AGAINST_BENCH})")
+    p.add_argument("--tasks", default=NARROW["FUSEGATE_BENCH_TASKS"], help="the tasks of each call")
+    p.add_argument(
+        "--against-edit", help="time a lockstep pass against each commit with a comment in this file"
+    )
     p.add_argument("--json", action="store_true", help="print the rows as JSON (benchmarks.report's 'rows')")
     args = p.parse_args(argv)
+    bench = args.bench or (AGAINST_BENCH if args.against_edit else BENCH)
+    narrow = {**NARROW, "FUSEGATE_BENCH_TASKS": args.tasks}
     shas = {"before": _git("rev-parse", args.before), "after": _git("rev-parse", args.after)}
     with tempfile.TemporaryDirectory(prefix="fusegate-overhead-") as scratch:
-        trees = {}
+        trees, bases = {}, {}
         for name, sha in shas.items():
             trees[name] = Path(scratch) / name
             _git("worktree", "add", "--detach", str(trees[name]), sha)
+            if args.against_edit:
+                bases[name] = Path(scratch) / f"{name}-base"
+                _git("worktree", "add", "--detach", str(bases[name]), sha)
+                with (bases[name] / args.against_edit).open("a") as edited:
+                    edited.write("\n# The same code: a comment, so this tree's ids differ from its head's.\n")
         try:
             for name in shas:
-                one_call(trees[name], shas[name], args.bench)
+                one_call(trees[name], shas[name], bench, narrow, bases.get(name))
             calls: dict[str, list[dict]] = {name: [] for name in shas}
             for k in range(args.calls):
                 order = ["before", "after"] if k % 2 == 0 else ["after", "before"]
                 for name in order:
-                    calls[name].append(one_call(trees[name], shas[name], args.bench))
+                    calls[name].append(one_call(trees[name], shas[name], bench, narrow, bases.get(name)))
                     print(f"{name} call {k + 1}: {calls[name][-1]['wall_s']:.1f} s", file=sys.stderr)
         finally:
-            for tree in trees.values():
+            for tree in [*trees.values(), *bases.values()]:
                 _git("worktree", "remove", "--force", str(tree))
     rows = []
     for name, found in calls.items():
@@ -121,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     if args.json:
-        print(json.dumps({"bench": args.bench, "narrowed": NARROW, "rows": rows}))
+        print(
+            json.dumps({"bench": bench, "narrowed": narrow, "against_edit": args.against_edit, "rows": rows})
+        )
     else:
         for r in rows:
             print("  ".join(f"{k}: {v}" for k, v in r.items()))
