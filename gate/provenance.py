@@ -119,13 +119,16 @@ def _imports(root: Path, path: str) -> set[str]:
 
 
 def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
-    """The id of what one implementation's kernel is made of, in the tree at ``root`` as it is on disk: every
-    subject file and the pins, but the other implementations' own modules (``entries``, repository paths of
-    every kernel's module) that neither ``entry`` nor any shared module imports, transitively (a shared module,
-    e.g. the collector, runs beside every kernel: what it imports is part of each). An edit to one
-    implementation's module leaves the others' ids alone; an edit to anything shared (a task, a plan, the code
-    generator, the registry, a module no kernel owns) changes every id. A module that does not parse: the whole
-    subject's id."""
+    """The id of what one implementation's kernel is made of, in the tree at ``root`` as it is on disk: the pins
+    and every subject file but those only other implementations reach. What runs beside every kernel is part of
+    each: the modules no implementation's module (``entries``, repository paths of every kernel's module)
+    imports (the package, the registry, the collector) and everything they import, transitively. The rest
+    belongs to the implementations whose imports reach it, with the packages above each module: an edit to one
+    implementation's module, or to a module only some implementations import (the code generator of the
+    generated kernels, one task's plan), leaves the others' ids alone; an edit to anything every kernel runs
+    beside (a task, the registry) changes every id. A module imported only by name (``import_module``) is not
+    reached from any implementation, so it is part of each. A module that does not parse: the whole subject's id
+    for the kernels that reach it."""
     return _implementation_ids(Path(root), [entry], entries)[entry]
 
 
@@ -133,27 +136,50 @@ def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str
     """``implementation_id`` of each of ``wanted``, reading and parsing each subject file at most once."""
     entries = set(entries)
     subject = {f for f in _files(root, SUBJECT_DIRS) if is_subject(f)}
-    shared = {f for f in subject if f.endswith(".py")} - entries
+    modules = {f for f in subject if f.endswith(".py")}
     blobs = {f: blob_id((root / f).read_bytes()) for f in subject}
     pins = (f"{PINS}#dependencies", pins_id(_pins(root)))
     graph: dict[str, set[str]] = {}
+    broken: set[str] = set()
+
+    def closure(starts: Iterable[str]) -> set[str]:
+        reach = set(starts)
+        todo = list(reach)
+        while todo:
+            module = todo.pop()
+            if module not in graph:
+                try:
+                    graph[module] = _imports(root, module)
+                except (OSError, SyntaxError, ValueError):
+                    graph[module] = set()
+                    broken.add(module)
+            for dep in graph[module] - reach:
+                reach.add(dep)
+                todo.append(dep)
+        return reach
+
+    own = {entry: closure([entry]) for entry in entries if entry in modules}
+    reached = set().union(*own.values()) if own else set()
+    always = closure(modules - reached)  # what no implementation imports runs beside every one
     out = {}
     for entry in wanted:
-        reach = {entry, *shared}
-        todo = list(reach)
-        try:
-            while todo:
-                module = todo.pop()
-                if module not in graph:
-                    graph[module] = _imports(root, module)
-                for dep in graph[module] - reach:
-                    reach.add(dep)
-                    todo.append(dep)
-        except (OSError, SyntaxError, ValueError):
+        reach = _with_packages((own[entry] if entry in own else closure([entry])) | always, subject)
+        if reach & broken:
             out[entry] = ids_on_disk(root)["subject"]
             continue
-        others = entries - reach
-        out[entry] = content_id([*((f, b) for f, b in blobs.items() if f not in others), pins])
+        out[entry] = content_id([*((f, b) for f, b in blobs.items() if f in reach or f not in modules), pins])
+    return out
+
+
+def _with_packages(reach: set[str], subject: set[str]) -> set[str]:
+    """``reach`` with the package ``__init__.py`` above each module: importing a module runs them first."""
+    out = set(reach)
+    for module in reach:
+        parts = module.split("/")[:-1]
+        for k in range(1, len(parts) + 1):
+            init = "/".join([*parts[:k], "__init__.py"])
+            if init in subject:
+                out.add(init)
     return out
 
 

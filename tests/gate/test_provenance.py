@@ -100,3 +100,54 @@ def test_every_kernel_id_of_a_tree_at_once_parses_each_module_once(tmp_path, mon
     assert provenance.kernel_ids(root) == expected
     assert sorted(parsed) == sorted(set(parsed))  # each module once
     assert len(set(expected.values())) == 3
+
+
+def test_a_module_only_some_kernels_import_is_theirs_alone(tmp_path):
+    """A code generator of one family of kernels: an edit to it re-measures that family only. A module no kernel
+    imports (the registry, the collector) runs beside every kernel: an edit to it reaches every id."""
+    root = _tree(tmp_path)
+    (root / "kernels/one/codegen.py").write_text("Y = 1\n")
+    (root / "kernels/one/walk.py").write_text(
+        "from kernels.shared import X\nfrom kernels.one import codegen\n"
+    )
+    before = _ids(root)
+    (root / "kernels/one/codegen.py").write_text("Y = 2\n")
+    edited = _ids(root)
+    assert edited["kernels/one/walk.py"] != before["kernels/one/walk.py"]
+    assert edited["kernels/one/generic.py"] != before["kernels/one/generic.py"]  # through walk
+    assert edited["kernels/two/walk.py"] == before["kernels/two/walk.py"]
+    (root / "kernels/one/__init__.py").write_text("# the package above the generator\n")
+    package = _ids(root)
+    assert package["kernels/one/walk.py"] != edited["kernels/one/walk.py"]
+    assert package["kernels/two/walk.py"] == edited["kernels/two/walk.py"]
+    (root / "kernels/registry.py").write_text("from importlib import import_module\n")
+    registry = _ids(root)
+    assert all(registry[e] != package[e] for e in ENTRIES)
+    (root / "kernels/one/codegen.py").write_text(
+        "Y = (\n"
+    )  # only the kernels that reach it lose their own id
+    broken = _ids(root)
+    assert broken["kernels/one/walk.py"] == provenance.ids_on_disk(root)["subject"]
+    assert broken["kernels/two/walk.py"] == registry["kernels/two/walk.py"]
+
+
+def test_in_this_tree_the_code_generator_is_the_generated_kernels_alone(tmp_path):
+    """The repository's own kernels: an edit to the code generator changes the generated kernels' ids only, an
+    edit to the registry every id."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "kernels", tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    before = provenance.kernel_ids(tmp_path)
+    assert {k.split("/")[1] for k in before} >= {"handwritten", "assembled", "numpy"}
+    with (tmp_path / "kernels/assembled/codegen.py").open("a") as f:
+        f.write("\n# a comment\n")
+    generated = provenance.kernel_ids(tmp_path)
+    changed = {k for k in before if generated[k] != before[k]}
+    assert changed and all("assembled" in k for k in changed)
+    assert {k for k in before if k.endswith("/assembled")} <= changed
+    with (tmp_path / "kernels/registry.py").open("a") as f:
+        f.write("\n# a comment\n")
+    registry = provenance.kernel_ids(tmp_path)
+    assert all(registry[k] != generated[k] for k in before)
