@@ -163,7 +163,9 @@ def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str
     always = closure(modules - reached)  # what no implementation imports runs beside every one
     out = {}
     for entry in wanted:
-        reach = _with_packages((own[entry] if entry in own else closure([entry])) | always, subject)
+        reach = (own[entry] if entry in own else closure([entry])) | always
+        while (grown := closure(_with_packages(reach, subject))) != reach:  # a package's imports count too
+            reach = grown
         if reach & broken:
             out[entry] = ids_on_disk(root)["subject"]
             continue

@@ -120,6 +120,13 @@ def test_a_module_only_some_kernels_import_is_theirs_alone(tmp_path):
     package = _ids(root)
     assert package["kernels/one/walk.py"] != edited["kernels/one/walk.py"]
     assert package["kernels/two/walk.py"] == edited["kernels/two/walk.py"]
+    (root / "kernels/one/helpers.py").write_text("Z = 1\n")  # what the package imports runs with it
+    (root / "kernels/one/__init__.py").write_text("from kernels.one import helpers\n")
+    package = _ids(root)
+    (root / "kernels/one/helpers.py").write_text("Z = 2\n")
+    helpers = _ids(root)
+    assert helpers["kernels/one/walk.py"] != package["kernels/one/walk.py"]
+    assert helpers["kernels/two/walk.py"] == package["kernels/two/walk.py"]
     (root / "kernels/registry.py").write_text("from importlib import import_module\n")
     registry = _ids(root)
     assert all(registry[e] != package[e] for e in ENTRIES)
