@@ -121,14 +121,14 @@ def _imports(root: Path, path: str) -> set[str]:
 def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
     """The id of what one implementation's kernel is made of, in the tree at ``root`` as it is on disk: the pins
     and every subject file but those only other implementations reach. What runs beside every kernel is part of
-    each: the modules no implementation's module (``entries``, repository paths of every kernel's module)
-    imports (the package, the registry, the collector) and everything they import, transitively. The rest
-    belongs to the implementations whose imports reach it, with the packages above each module: an edit to one
-    implementation's module, or to a module only some implementations import (the code generator of the
-    generated kernels, one task's plan), leaves the others' ids alone; an edit to anything every kernel runs
-    beside (a task, the registry) changes every id. A module imported only by name (``import_module``) is not
-    reached from any implementation, so it is part of each. A module that does not parse: the whole subject's id
-    for the kernels that reach it."""
+    each: every module outside the implementations' packages (the directories of ``entries``, repository paths of
+    every kernel's module: the package, the registry, the collector, the tasks and their plans, which the
+    registry imports by name), every module no implementation imports, and everything they import, transitively.
+    A module in an implementations' package belongs to the implementations whose imports reach it, with the
+    packages above each module: an edit to one implementation's module, or to a module in its package that only
+    some implementations import (the code generator of the generated kernels), leaves the others' ids alone; an
+    edit to anything every kernel runs beside (a task, a plan, the registry) changes every id. A module that does
+    not parse: the whole subject's id for the kernels that reach it."""
     return _implementation_ids(Path(root), [entry], entries)[entry]
 
 
@@ -160,7 +160,10 @@ def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str
 
     own = {entry: closure([entry]) for entry in entries if entry in modules}
     reached = set().union(*own.values()) if own else set()
-    always = closure(modules - reached)  # what no implementation imports runs beside every one
+    # what runs beside every kernel: the modules no implementation imports, and every module outside the
+    # implementations' packages (the registry imports tasks and plans by name)
+    families = {entry.rpartition("/")[0] for entry in entries}
+    always = closure({m for m in modules if m not in reached or m.rpartition("/")[0] not in families})
     out = {}
     for entry in wanted:
         reach = (own[entry] if entry in own else closure([entry])) | always

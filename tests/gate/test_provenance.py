@@ -129,18 +129,28 @@ def test_a_module_only_some_kernels_import_is_theirs_alone(tmp_path):
     assert helpers["kernels/two/walk.py"] == package["kernels/two/walk.py"]
     (root / "kernels/registry.py").write_text("from importlib import import_module\n")
     registry = _ids(root)
-    assert all(registry[e] != package[e] for e in ENTRIES)
+    assert all(registry[e] != helpers[e] for e in ENTRIES)
+    # outside the kernels' packages a module is everyone's, even if one kernel alone imports it by its name:
+    # the registry may import it by a computed one (a task's plan)
+    (root / "kernels/plan.py").write_text("W = 1\n")
+    (root / "kernels/one/walk.py").write_text(
+        "from kernels.shared import X\nfrom kernels.one import codegen\nimport kernels.plan\n"
+    )
+    registry = _ids(root)
+    (root / "kernels/plan.py").write_text("W = 2\n")
+    plan = _ids(root)
+    assert all(plan[e] != registry[e] for e in ENTRIES)
     (root / "kernels/one/codegen.py").write_text(
         "Y = (\n"
     )  # only the kernels that reach it lose their own id
     broken = _ids(root)
     assert broken["kernels/one/walk.py"] == provenance.ids_on_disk(root)["subject"]
-    assert broken["kernels/two/walk.py"] == registry["kernels/two/walk.py"]
+    assert broken["kernels/two/walk.py"] == plan["kernels/two/walk.py"]
 
 
 def test_in_this_tree_the_code_generator_is_the_generated_kernels_alone(tmp_path):
-    """The repository's own kernels: an edit to the code generator changes the generated kernels' ids only, an
-    edit to the registry every id."""
+    """The repository's own kernels: an edit to the code generator changes the generated kernels' ids only; an
+    edit to a task's plan (which the registry imports by name) or to the registry changes every id."""
     import shutil
 
     root = Path(__file__).resolve().parents[2]
@@ -154,7 +164,9 @@ def test_in_this_tree_the_code_generator_is_the_generated_kernels_alone(tmp_path
     changed = {k for k in before if generated[k] != before[k]}
     assert changed and all("assembled" in k for k in changed)
     assert {k for k in before if k.endswith("/assembled")} <= changed
-    with (tmp_path / "kernels/registry.py").open("a") as f:
-        f.write("\n# a comment\n")
-    registry = provenance.kernel_ids(tmp_path)
-    assert all(registry[k] != generated[k] for k in before)
+    for shared in ("kernels/tasks/g1_walk_plan.py", "kernels/registry.py"):
+        with (tmp_path / shared).open("a") as f:
+            f.write("\n# a comment\n")
+        edited = provenance.kernel_ids(tmp_path)
+        assert all(edited[k] != generated[k] for k in before), shared
+        generated = edited
