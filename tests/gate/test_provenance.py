@@ -170,3 +170,22 @@ def test_in_this_tree_the_code_generator_is_the_generated_kernels_alone(tmp_path
         edited = provenance.kernel_ids(tmp_path)
         assert all(edited[k] != generated[k] for k in before), shared
         generated = edited
+
+
+def test_no_kernel_package_module_imports_another_by_a_computed_name():
+    """The ids see static imports only, and only modules inside a kernel package can belong to some kernels
+    alone: a module there that imported a sibling by a computed name would leave it out of the kernel's id."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2]
+    families = {entry.rpartition("/")[0] for entry in provenance.kernel_files(root).values()}
+    assert families >= {"kernels/handwritten", "kernels/assembled"}
+    dynamic = []
+    for family in sorted(families):
+        for module in sorted((root / family).glob("*.py")):
+            for node in ast.walk(ast.parse(module.read_text())):
+                if isinstance(node, ast.Call):
+                    name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+                    if name in {"import_module", "__import__"}:
+                        dynamic.append(f"{module.relative_to(root)}:{node.lineno}")
+    assert dynamic == []
