@@ -102,50 +102,39 @@ def test_every_kernel_id_of_a_tree_at_once_parses_each_module_once(tmp_path, mon
     assert len(set(expected.values())) == 3
 
 
+def _changed(root: Path, path: str, text: str) -> set[str]:
+    """The kernels whose ids change when ``path`` is made to hold ``text``."""
+    before = _ids(root)
+    (root / path).write_text(text)
+    after = _ids(root)
+    return {e for e in ENTRIES if after[e] != before[e]}
+
+
 def test_a_module_only_some_kernels_import_is_theirs_alone(tmp_path):
-    """A code generator of one family of kernels: an edit to it re-measures that family only. A module no kernel
-    imports (the registry, the collector) runs beside every kernel: an edit to it reaches every id."""
+    """A code generator of one family of kernels, in its package: an edit to it re-measures that family only. A
+    module no kernel imports (the registry) or outside the kernels' packages (a plan, which the registry may
+    import by a computed name) runs beside every kernel: an edit to it reaches every id."""
     root = _tree(tmp_path)
     (root / "kernels/one/codegen.py").write_text("Y = 1\n")
-    (root / "kernels/one/walk.py").write_text(
-        "from kernels.shared import X\nfrom kernels.one import codegen\n"
-    )
-    before = _ids(root)
-    (root / "kernels/one/codegen.py").write_text("Y = 2\n")
-    edited = _ids(root)
-    assert edited["kernels/one/walk.py"] != before["kernels/one/walk.py"]
-    assert edited["kernels/one/generic.py"] != before["kernels/one/generic.py"]  # through walk
-    assert edited["kernels/two/walk.py"] == before["kernels/two/walk.py"]
-    (root / "kernels/one/__init__.py").write_text("# the package above the generator\n")
-    package = _ids(root)
-    assert package["kernels/one/walk.py"] != edited["kernels/one/walk.py"]
-    assert package["kernels/two/walk.py"] == edited["kernels/two/walk.py"]
-    (root / "kernels/one/helpers.py").write_text("Z = 1\n")  # what the package imports runs with it
+    (root / "kernels/one/helpers.py").write_text("Z = 1\n")
     (root / "kernels/one/__init__.py").write_text("from kernels.one import helpers\n")
-    package = _ids(root)
-    (root / "kernels/one/helpers.py").write_text("Z = 2\n")
-    helpers = _ids(root)
-    assert helpers["kernels/one/walk.py"] != package["kernels/one/walk.py"]
-    assert helpers["kernels/two/walk.py"] == package["kernels/two/walk.py"]
-    (root / "kernels/registry.py").write_text("from importlib import import_module\n")
-    registry = _ids(root)
-    assert all(registry[e] != helpers[e] for e in ENTRIES)
-    # outside the kernels' packages a module is everyone's, even if one kernel alone imports it by its name:
-    # the registry may import it by a computed one (a task's plan)
     (root / "kernels/plan.py").write_text("W = 1\n")
     (root / "kernels/one/walk.py").write_text(
         "from kernels.shared import X\nfrom kernels.one import codegen\nimport kernels.plan\n"
     )
-    registry = _ids(root)
-    (root / "kernels/plan.py").write_text("W = 2\n")
-    plan = _ids(root)
-    assert all(plan[e] != registry[e] for e in ENTRIES)
-    (root / "kernels/one/codegen.py").write_text(
-        "Y = (\n"
-    )  # only the kernels that reach it lose their own id
+    one = {"kernels/one/walk.py", "kernels/one/generic.py"}  # generic imports walk
+    assert _changed(root, "kernels/one/codegen.py", "Y = 2\n") == one
+    package = "from kernels.one import helpers  # the package above the generator\n"
+    assert _changed(root, "kernels/one/__init__.py", package) == one
+    assert _changed(root, "kernels/one/helpers.py", "Z = 2\n") == one  # what the package imports runs with it
+    assert _changed(root, "kernels/registry.py", "from importlib import import_module\n") == set(ENTRIES)
+    assert _changed(root, "kernels/plan.py", "W = 2\n") == set(ENTRIES)  # one kernel imports it by name
+    before = _ids(root)
+    # a module that does not parse: only the kernels that reach it lose their own id
+    (root / "kernels/one/codegen.py").write_text("Y = (\n")
     broken = _ids(root)
     assert broken["kernels/one/walk.py"] == provenance.ids_on_disk(root)["subject"]
-    assert broken["kernels/two/walk.py"] == plan["kernels/two/walk.py"]
+    assert broken["kernels/two/walk.py"] == before["kernels/two/walk.py"]
 
 
 def test_in_this_tree_the_code_generator_is_the_generated_kernels_alone(tmp_path):
