@@ -187,6 +187,8 @@ class Signal(StrEnum):
     SOURCES = (
         "sources"  # a head-vs-base row of a kernel whose sources are the base's (gate.evaluate.head_vs_base)
     )
+    # a paired-head-vs-base row whose baseline's sources changed: the implementation's own rows judge it
+    BASELINE = "baseline"
 
 
 class Kind(StrEnum):

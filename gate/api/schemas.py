@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from gate.domain import Decision, Kind, Signal, Verdict
 from gate.ingest.bundle import Bundle
@@ -38,7 +38,9 @@ class ComparisonOut(Orm):
     decision: Decision
     signal: Signal = Field(
         default=Signal.NONE,
-        description="what decided: cost (callgrind, exact), time (wall-time interval) or none (no measurement)",
+        description="what decided: cost (callgrind, exact), time (wall-time interval), none (no measurement), base "
+        "(as on the base, not made worse), sources (the base's sources) or baseline (the baseline changed: the "
+        "implementation's own head-vs-base rows judge it)",
     )
     cost_ratio: float | None = Field(
         default=None, description="B/A cost ratio (policy cost_metric), when measured"
@@ -67,6 +69,15 @@ class EvaluationOut(Orm):
         "bot at once; POST /api/evaluations with an admin token otherwise)",
     )
     comparisons: list[ComparisonOut]
+
+    @computed_field(
+        description="the reviewer's first line: the verdict and the implementations that decided it"
+    )
+    @property
+    def headline(self) -> str:
+        from gate.evaluate.summary import headline
+
+        return headline(self.verdict, self.comparisons)
 
 
 class EvaluationSummary(Orm):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gate.domain import Decision, Verdict
+from gate.evaluate.summary import headline
 from gate.policy import POLICY_FILE, Policy
 
 CONTEXT = "fusegate"
@@ -190,6 +191,7 @@ def comment(
             f"`{base_sha[:12]}`; the edited policy applies once it is merged.",
         ]
     if evaluation is not None and evaluation.comparisons:
+        lines[3:3] = [f"{_escape(headline(evaluation.verdict, evaluation.comparisons))}", ""]
         lines += ["", *verdict_table(evaluation)]
     lines += ["", f"[Full verdict]({link})"]
     return "\n".join(lines) + "\n"

@@ -102,8 +102,14 @@ def verdict_table(evaluation) -> Table:
 
 
 def print_verdict(evaluation) -> None:
-    """The verdict's table and its reasons on stdout (``fusegate gate``, ``fusegate run``)."""
+    """The verdict's first line, its table and its reasons on stdout (``fusegate gate``, ``fusegate run``)."""
+    from gate.evaluate.summary import headline
+
     out = console()
+    style = VERDICT_STYLE.get(evaluation.verdict, "")
+    out.print(
+        f"[{style}]{headline(evaluation.verdict, evaluation.comparisons)}[/]", markup=True, highlight=False
+    )
     out.print(verdict_table(evaluation))
     for line in verdict_lines(evaluation):
         out.print(line)

@@ -60,6 +60,9 @@ class Context:
     # kernels ("task/impl") whose sources every run of head and base here recorded as the same (policy
     # same_sources_pass): their head-vs-base rows pass without time
     same_sources: dict[str, str] = field(default_factory=dict)
+    # kernels ("task/impl") whose id every run of head and base here recorded, and whose ids differ: the head
+    # changed their sources (whatever the policy's same_sources_pass)
+    changed: frozenset[str] = frozenset()
     dropped: list[str] = field(default_factory=list)  # base cells the head's profile no longer has
 
     def where(self, kind: Kind, task: str, impl: str, baseline: str, n: int, t: int) -> dict:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from gate.domain import ComparisonRecord, Verdict
+from gate.domain import ComparisonRecord, Decision, Verdict
 from gate.evaluate import (
     best_threads,
     collector_head_vs_base,
@@ -24,7 +24,7 @@ from gate.evaluate import (
 )
 from gate.evaluate.cells import Cells
 from gate.evaluate.context import Context, NoiseFloors
-from gate.evaluate.row import Row
+from gate.evaluate.row import Row, join
 from gate.lineage import Lineage
 from gate.policy import Policy
 from gate.store import queries
@@ -61,6 +61,17 @@ def same_sources(head_runs: list[dict], base_runs: list[dict]) -> dict[str, str]
         return {}
     first = runs[0]["kernels"]
     return {k: v for k, v in first.items() if all(r["kernels"].get(k) == v for r in runs)}
+
+
+def changed_sources(head_runs: list[dict], base_runs: list[dict]) -> frozenset[str]:
+    """``task/impl`` of the kernels whose id every run of the head and of the base recorded, not all the same: the
+    head changed their sources. A kernel some run did not record is in neither this nor ``same_sources``."""
+    runs = [*head_runs, *base_runs]
+    if not head_runs or not base_runs or not all(r.get("kernels") for r in runs):
+        return frozenset()
+    same = same_sources(head_runs, base_runs)
+    recorded = set.intersection(*(set(r["kernels"]) for r in runs))
+    return frozenset(recorded - set(same))
 
 
 def evaluate(
@@ -132,6 +143,7 @@ def evaluate(
             same_sources=same_sources(head_runs.get((m, placement), []), base_runs.get((m, placement), []))
             if policy.same_sources_pass
             else {},
+            changed=changed_sources(head_runs.get((m, placement), []), base_runs.get((m, placement), [])),
             dropped=dropped,
         )
         group = [r for kind in KINDS for r in kind.rows(ctx)]
@@ -146,6 +158,12 @@ def evaluate(
     tally.decide(rows, policy, extra=set(compare) - set(policy.compare))
     if policy.inherited_pass and not same:
         _inherit(groups, base_by, labels, policy, compare, floors, reasons)
+    for (m, placement), group in groups:
+        _new_baseline(
+            group,
+            changed_sources(head_runs.get((m, placement), []), base_runs.get((m, placement), [])),
+            policy.baseline,
+        )
     verdict = tally.verdict(rows, reasons)
     return Outcome(
         verdict=verdict,
@@ -154,6 +172,22 @@ def evaluate(
         policy_source=policy_source,
         policy=policy.to_dict(),
     )
+
+
+def _new_baseline(group: list[Row], changed: frozenset[str], baseline: str) -> None:
+    """Say so on each headline row still open where the head changed the baseline: it judges the implementation
+    against the new baseline (a faster baseline can leave an unchanged implementation behind it)."""
+    for r in group:
+        if (
+            r.kind in inherited.KINDS
+            and r.decision in (Decision.FAIL, Decision.INCONCLUSIVE)
+            and f"{r.task}/{baseline}" in changed
+        ):
+            r.reason = join(
+                r.reason,
+                f"the head changes the baseline {baseline} of {r.task}: this row judges {r.impl} against the "
+                f"new {baseline}, whatever {r.impl}'s own change",
+            )
 
 
 def _inherit(groups, base_by, labels, policy: Policy, compare, floors, reasons: list[str]) -> None:

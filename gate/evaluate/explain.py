@@ -55,7 +55,9 @@ def explain(row: Row, policy: Policy) -> None:
     time_text = _time_text(row, policy)
     cost = plausible_cost(row, policy)
     cost_decision = None if cost is None else stats.decide_exact(cost)
-    out = signals.combine(time, row.estimate, cost=cost_decision, cost_error=row.cost_error)
+    out = signals.combine(
+        time, row.estimate, cost=cost_decision, cost_error=row.cost_error, faster=row.faster
+    )
     row.decision, row.signal = out.decision, out.signal
     if out.decision is Decision.INCONCLUSIVE:
         time_text += "; more rounds requested" if row.groups < policy.max_rounds else "; budget exhausted"
@@ -65,7 +67,14 @@ def explain(row: Row, policy: Policy) -> None:
         why = time_text
     else:
         cost_text = f"{policy.cost_metric} {cost.ratio:.4f}"
-        if cost_decision is Decision.FAIL:
+        if cost_decision is Decision.FAIL and out.decision is Decision.PASS:  # a speedup clears it
+            e = row.estimate
+            why = (
+                f"time {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}] faster, beyond the {row.fail_margin:.1%} fail margin "
+                f"(q={row.q_faster:.2g}); {policy.cost_metric} {cost.ratio - 1:+.1%}: more {policy.cost_metric} in "
+                "less time is a speedup, not a regression"
+            )
+        elif cost_decision is Decision.FAIL:
             why = f"{cost_text} above the {cost.fail_margin:.1%} cost margin; {time_text}"
         elif time is Decision.FAIL:
             why = f"{time_text}; {cost_text} within {cost.margin:.1%}"

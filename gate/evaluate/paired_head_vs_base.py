@@ -4,12 +4,19 @@ Each ratio is measured inside one process, alternating in milliseconds, so the m
 between and within processes on a shared VM, cancels: its head-vs-base interval is narrow where the raw times'
 is not. It asks whether the change made the implementation slower *relative to the baseline*; the
 ``head_vs_base`` rows still judge each one's own time. Its cost is the ratio of the two commits' cost ratios
-(implementation / baseline). Only commits that both have paired samples."""
+(implementation / baseline). Only commits that both have paired samples.
+
+The baseline is the yardstick: the row applies only while the head runs the baseline's sources of the base (its
+kernel id, ``gate.provenance``, the same in every run of both). When the head changed the baseline, the ratio moves
+with the baseline and would name the wrong implementation (a faster hand-written kernel makes an unchanged
+assembled one look slower): the row passes with the ``baseline`` signal, asks for no rounds, and each
+implementation's own ``head_vs_base`` rows (lockstep, cost, sources) judge the change. Where the runs did not
+record the ids, the row is judged as before."""
 
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import COST, PAIRED, Kind
+from gate.domain import COST, PAIRED, Decision, Kind, Signal
 from gate.evaluate import cost
 from gate.evaluate.cells import Summary, summary_of
 from gate.evaluate.context import Context
@@ -39,10 +46,22 @@ def rows(ctx: Context) -> list[Row]:
         if key.impl not in ctx.compare or c.status != "ok" or a is None or a.status != "ok":
             continue
         estimate = stats.unpaired_estimate(summary_of(a), summary_of(c), margin=margin, fail_margin=margin)
+        where = ctx.where(Kind.PAIRED_HEAD_VS_BASE, key.task, key.impl, baseline, key.num_envs, key.threads)
+        if f"{key.task}/{baseline}" in ctx.changed:
+            out.append(
+                Row(
+                    **where,
+                    margin=margin,
+                    decision=Decision.PASS,
+                    signal=Signal.BASELINE,
+                    reason=f"the head changes the baseline {baseline} of {key.task} (its kernel id): {key.impl} / "
+                    f"{baseline} moved to {estimate.ratio:.3f} of the base's with it, which says nothing of "
+                    f"{key.impl}; each implementation's own head_vs_base rows judge the change",
+                )
+            )
+            continue
         row = measured(
-            estimate,
-            **ctx.where(Kind.PAIRED_HEAD_VS_BASE, key.task, key.impl, baseline, key.num_envs, key.threads),
-            reason=f"{key.impl} / {baseline} paired in each process, head over base",
+            estimate, **where, reason=f"{key.impl} / {baseline} paired in each process, head over base"
         )
         out.append(row)
         if cost.applies(ctx, key.threads):

@@ -36,6 +36,8 @@ class Row:
     cost: stats.Estimate | None = None  # the exact cost estimate, when measured
     cost_error: str | None = None
     moments: bool = False  # time from two measurements taken at different moments: never fails on its own
+    faster: bool = False  # time faster beyond the fail margin, past false-discovery control, paired in time
+    q_faster: float | None = None  # the q-value of "faster" over the row's family
 
     def record(self) -> ComparisonRecord:
         return ComparisonRecord(**{f.name: getattr(self, f.name) for f in fields(ComparisonRecord)})

@@ -12,16 +12,20 @@ from gate.policy import Policy
 
 
 def decide(rows: list[Row], policy: Policy, *, extra: set[str]) -> None:
-    """Every measured row's time decision, with false-discovery control over its family (``--impl`` cells get
-    their own: they can only add fails), then its signals combined (``explain``)."""
+    """Every measured row's time decision and whether it is faster, with false-discovery control over its family
+    for both (``--impl`` cells get their own: they can only add fails), then its signals combined (``explain``)."""
     families = defaultdict(list)
     for r in rows:
         if r.estimate is not None:
             families[r.impl in extra and r.kind != Kind.HEAD_VS_BASE].append(r)
     for family in families.values():
-        decisions = stats.decide_all([r.estimate for r in family], min_groups=policy.min_rounds)
-        for row, (decision, q) in zip(family, decisions, strict=True):
-            row.decision, row.q_value = decision, q
+        estimates = [r.estimate for r in family]
+        decisions = stats.decide_all(estimates, min_groups=policy.min_rounds)
+        for row, (decision, q), (faster, q_faster) in zip(
+            family, decisions, stats.faster_all(estimates), strict=True
+        ):
+            row.decision, row.q_value, row.q_faster = decision, q, q_faster
+            row.faster = faster and not row.moments  # a fast phase of the machine can look like a speedup
             if row.moments and decision is Decision.FAIL:  # a slow phase of the machine can look like this
                 row.decision = Decision.INCONCLUSIVE
                 row.reason = join(row.reason, MOMENTS)

@@ -1,7 +1,7 @@
 """Pure statistics: samples in, typed estimates and decisions out (no I/O, no store)."""
 
 from gate.stats.calibrate import NoiseFloor, noise_floor
-from gate.stats.decide import Decision, decide, decide_all, decide_exact, q_values
+from gate.stats.decide import Decision, decide, decide_all, decide_exact, faster, faster_all, q_values
 from gate.stats.estimate import (
     CONFIDENCE,
     Estimate,
@@ -28,6 +28,8 @@ __all__ = [
     "decide_exact",
     "exact",
     "exact_estimate",
+    "faster",
+    "faster_all",
     "noise_floor",
     "paired",
     "paired_estimate",

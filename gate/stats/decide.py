@@ -12,6 +12,11 @@ A/A noise floor when that is larger than m):
 
 The noise floor only ever makes a fail harder, never a pass easier.
 
+**Faster**, the mirror of a fail: high < 1 / (1 + f) **and** the cell's q-value for "faster" (Benjamini-Hochberg
+over the same family, on ``p_faster``) below alpha/2. A faster cell passes; the flag says more than the pass: it is
+the evidence that lets a significant speedup stand against a cost fail (``gate.stats.signals``), so it needs
+the confidence a fail needs, not the one a pass needs.
+
 An evaluation approves only if every cell passes. That is an intersection-union test: its error rate for
 approving a change with any real regression is at most that of a single cell, so passes need no multiplicity
 correction, while fails (which block a merge) are controlled for false discoveries.
@@ -52,6 +57,11 @@ def decide_exact(estimate: Estimate) -> Decision:
     return decide(estimate, q_value=0.0)
 
 
+def faster(estimate: Estimate, *, q_faster: float, confidence: float = CONFIDENCE) -> bool:
+    """Whether B is faster than A beyond the fail margin, as surely as a fail is slower."""
+    return estimate.high < 1 / (1 + estimate.fail_margin) and q_faster < (1 - confidence) / 2
+
+
 def decide_all(
     estimates: Sequence[Estimate], *, min_groups: int = 1, confidence: float = CONFIDENCE
 ) -> list[tuple[Decision, float]]:
@@ -61,3 +71,10 @@ def decide_all(
         (decide(e, q_value=q, min_groups=min_groups, confidence=confidence), q)
         for e, q in zip(estimates, qs, strict=True)
     ]
+
+
+def faster_all(estimates: Sequence[Estimate], *, confidence: float = CONFIDENCE) -> list[tuple[bool, float]]:
+    """``faster`` and the q-value for "faster" of every estimate of one family, under the same false-discovery
+    control as ``decide_all``'s fails."""
+    qs = q_values([e.p_faster for e in estimates])
+    return [(faster(e, q_faster=q, confidence=confidence), q) for e, q in zip(estimates, qs, strict=True)]

@@ -13,8 +13,9 @@ evaluation of hundreds of cells never resamples anything.
 Every standard error is at least the spread of the per-process medians over sqrt(processes), and intervals use
 Student's t with processes - 1 degrees of freedom: with a handful of processes a bootstrap alone is too narrow
 (measured: an A/A pair whose 1-thread processes were bimodal passed a cell with a 20% slowdown injected). The
-one-sided p-value of "slower than the margin" comes from the same t, so it is continuous and can survive
-false-discovery control over hundreds of cells, where a resampling p-value could never go below 1/resamples.
+one-sided p-values of "slower than 1 + the fail margin" and of "faster than its inverse" come from the same t,
+so they are continuous and can survive false-discovery control over hundreds of cells, where a resampling
+p-value could never go below 1/resamples.
 """
 
 from __future__ import annotations
@@ -66,9 +67,11 @@ class Estimate:
     p_slower: float  # one-sided p of "ratio <= 1 + fail_margin"; small means B is slower than that
     margin: float  # a pass needs the whole interval below 1 + margin
     fail_margin: float  # a fail needs the whole interval above 1 + fail_margin (>= margin: the noise floor)
-    design: str  # "paired" or "unpaired"
+    design: str  # "paired", "unpaired" or "exact"
     samples: int
     groups: int
+    # one-sided p of "ratio >= 1 / (1 + fail_margin)"; small means B is faster than that (1: no evidence)
+    p_faster: float = 1.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -143,6 +146,7 @@ def exact_estimate(a: Summary, b: Summary, *, margin: float, fail_margin: float 
         low=math.exp(b.low - a.high),
         high=math.exp(b.high - a.low),
         p_slower=0.0 if b.low - a.high > math.log1p(fail_margin) else 1.0,
+        p_faster=0.0 if b.high - a.low < -math.log1p(fail_margin) else 1.0,
         margin=margin,
         fail_margin=fail_margin,
         design="exact",
@@ -164,6 +168,11 @@ def _p_slower(center: float, se: float, margin: float, df: float) -> float:
     return 0.0 if center > threshold else 1.0
 
 
+def _p_faster(center: float, se: float, margin: float, df: float) -> float:
+    """One-sided p of "the ratio is at least 1 / (1 + margin)": the mirror of ``_p_slower`` in log units."""
+    return _p_slower(-center, se, margin, df)
+
+
 def _quantile(df: float) -> float:
     """Two-sided CONFIDENCE quantile of Student's t with ``df`` degrees of freedom (processes - 1)."""
     return float(stdtrit(df, 0.5 + CONFIDENCE / 2))
@@ -183,6 +192,7 @@ def paired_estimate(ratios: Summary, *, margin: float, fail_margin: float | None
         low=math.exp(min(ratios.low, ratios.center - half)),
         high=math.exp(max(ratios.high, ratios.center + half)),
         p_slower=_p_slower(ratios.center, _cluster_se(ratios), fail_margin, df),
+        p_faster=_p_faster(ratios.center, _cluster_se(ratios), fail_margin, df),
         margin=margin,
         fail_margin=fail_margin,
         design="paired",
@@ -207,6 +217,7 @@ def unpaired_estimate(a: Summary, b: Summary, *, margin: float, fail_margin: flo
         low=math.exp(center - half),
         high=math.exp(center + half),
         p_slower=_p_slower(center, se, fail_margin, df),
+        p_faster=_p_faster(center, se, fail_margin, df),
         margin=margin,
         fail_margin=fail_margin,
         design="unpaired",

@@ -3,23 +3,39 @@
 A row with a time estimate may also carry the exact cost ratio of the same kernel and scale at 1 thread
 (callgrind; docs/gate.md). The two signals see different things: cost sees every added instruction at any
 thread count, exactly, and nothing that is not an instruction (a serial loop, false sharing, oversubscription,
-a cache-hostile order); time sees everything, with noise. So:
+a cache-hostile order); time sees everything, with noise. Nor does an instruction count say which way time
+goes: a parallel loop, vectorisation, unrolling or a parallel reduction often runs more instructions in less
+time. So, per row, with f its fail margin (the machine's A/A floor when larger):
 
-- **fail** when either signal fails: a cost fail is exact; a time fail has cleared the fail margin (the
-  machine's A/A floor when larger) and false-discovery control over the evaluation's cells;
+| time | cost fails | cost passes | cost undecided or absent | cost failed to measure |
+|---|---|---|---|---|
+| faster: high < 1/(1+f), q_faster < alpha/2, paired in time | **pass** by time | pass by cost | pass by time | error |
+| pass: high <= 1 + m | fail by cost | pass by cost | pass by time | error |
+| inconclusive, estimate <= 1 + f | fail by cost | pass by cost | inconclusive | error |
+| inconclusive, estimate > 1 + f | fail by cost | inconclusive (time questions it) | inconclusive | error |
+| fail: low > 1 + f, q < alpha/2 | fail by cost | fail by time | fail by time | fail by time |
+
+- **fail** when either signal fails, except that a cost fail does not fail a row whose own time is *faster*: a
+  cost fail is exact, and what catches +1% changes time cannot see, but it is no evidence of a slower kernel
+  when the same row's time shows, with the confidence a time fail needs, a kernel faster beyond the fail margin;
+- **faster** needs a design paired in time (the lockstep pass, in-process pairs): raw times of two moments
+  never clear a cost fail (a fast phase of the machine can look like a speedup, as a slow one like a regression);
+- each row is judged by its own time: a 2-thread speedup never clears the cost fail of the 1-thread row, so a
+  parallel speedup that adds 1-thread instructions while its 1-thread time is undecided is rejected at 1 thread;
 - **pass** when time passes, or when cost passes and **time does not question it**: time's point estimate is
-  at most 1 + the fail margin. A row whose time says slower (the estimate above that, a fortiori an interval
-  wholly above it) is never passed by cost: it is inconclusive, gets rounds, and ends failed by time or
-  inconclusive at the budget;
+  at most 1 + the fail margin. A row whose time says slower is never passed by cost: it is inconclusive, gets
+  rounds, and ends failed by time or inconclusive at the budget;
 - **inconclusive** otherwise (time undecided, and cost undecided or absent);
 - **error** when the cost pass that backs the row failed to measure and time did not fail: nothing decided it.
 
-The rule is the same at every thread count. What it bounds: approving a change whose true time ratio is r >
-1 + f needs the time estimate to land at or below 1 + f, which happens with probability about
-Phi(-(ln r - ln(1 + f)) / se) (under one half at r = 1 + f, under 2.5% once ln r - ln(1 + f) > 2 se), and
-rounds shrink se; rejecting an unchanged kernel needs a time fail (controlled for false discoveries, and
-measured in a design that pairs base and head in time) or a cost fail (exact: an unchanged kernel runs the
-same instructions).
+What it bounds: approving a change whose true time ratio is r > 1 + f needs the time estimate to land at or
+below 1 + f, which happens with probability about Phi(-(ln r - ln(1 + f)) / se) (under one half at r = 1 + f,
+under 2.5% once ln r - ln(1 + f) > 2 se), and rounds shrink se; a cost fail cleared by a speedup needs more:
+the whole interval below 1/(1 + f), whose chance for a kernel whose true ratio is 1 or more is below alpha/2 per
+row, and a "faster" that survives Benjamini-Hochberg over the family (the expected share of false "faster" rows
+among those that clear a cost fail is at most alpha/2). Rejecting an unchanged kernel needs a time fail
+(controlled for false discoveries, and measured in a design that pairs base and head in time) or a cost fail
+(exact: an unchanged kernel runs the same instructions).
 """
 
 from __future__ import annotations
@@ -48,8 +64,17 @@ def combine(
     *,
     cost: Decision | None = None,
     cost_error: str | None = None,
+    faster: bool = False,
 ) -> Outcome:
-    """The row's decision from its time decision (with its estimate) and its cost decision (None: no cost)."""
+    """The row's decision from its time decision (with its estimate), whether its time is *faster* (beyond the
+    fail margin, past false-discovery control, paired in time: ``gate.stats.faster``) and its cost decision
+    (None: no cost)."""
+    if cost is Decision.FAIL and faster and time is Decision.PASS:
+        return Outcome(
+            decision=Decision.PASS,
+            signal=Signal.TIME,
+            why="time faster beyond the fail margin: clears the cost fail",
+        )
     if cost is Decision.FAIL:
         return Outcome(decision=Decision.FAIL, signal=Signal.COST, why="cost fails")
     if time is Decision.FAIL:

@@ -26,13 +26,18 @@ def _estimate(ratio: float) -> Estimate:
     )
 
 
-# time's point estimate: within the margin, between the margin and the fail margin, above the fail margin
-RATIOS = {"within": 1.0, "between": 1.04, "above": 1.08}
+# time's point estimate: below 1 / (1 + the fail margin), within the margin, between the margin and the fail
+# margin, above the fail margin
+RATIOS = {"faster": 0.8, "within": 1.0, "between": 1.04, "above": 1.08}
 COSTS = (None, P, F, I)
 
 
-def expected(time: Decision, where: str, cost: Decision | None, error: bool) -> tuple[Decision, Signal]:
+def expected(
+    time: Decision, where: str, cost: Decision | None, error: bool, faster: bool = False
+) -> tuple[Decision, Signal]:
     """The rule written as a table, independently of the implementation's order of tests."""
+    if cost is F and faster and time is P:  # a significant speedup: more instructions in less time
+        return P, Signal.TIME
     if cost is F:
         return F, Signal.COST
     if time is F:
@@ -47,23 +52,39 @@ def expected(time: Decision, where: str, cost: Decision | None, error: bool) -> 
 
 
 CASES = [
-    (time, where, cost, error)
-    for time, where, cost, error in itertools.product((P, F, I), RATIOS, COSTS, (False, True))
+    (time, where, cost, error, faster)
+    for time, where, cost, error, faster in itertools.product(
+        (P, F, I), RATIOS, COSTS, (False, True), (False, True)
+    )
     if not (error and cost is not None)  # a cost that failed to measure has no decision
     and not (time is P and where == "above")  # a pass has its interval, hence its estimate, within the margin
+    and not (time is F and where == "faster")  # a fail has its interval above the fail margin
+    # faster: the interval below 1 / (1 + fail margin); a pass, or inconclusive with too few processes
+    and not (faster and (where != "faster" or time is F))
 ]
 
 
-@pytest.mark.parametrize(("time", "where", "cost", "error"), CASES)
-def test_combine(time, where, cost, error):
-    out = combine(time, _estimate(RATIOS[where]), cost=cost, cost_error="no valgrind" if error else None)
-    assert (out.decision, out.signal) == expected(time, where, cost, error)
+@pytest.mark.parametrize(("time", "where", "cost", "error", "faster"), CASES)
+def test_combine(time, where, cost, error, faster):
+    out = combine(
+        time, _estimate(RATIOS[where]), cost=cost, cost_error="no valgrind" if error else None, faster=faster
+    )
+    assert (out.decision, out.signal) == expected(time, where, cost, error, faster)
 
 
 def test_the_table_covers_every_combination():
-    assert (
-        len(CASES) == 3 * 3 * 5 - 5
-    )  # time x estimate x (4 cost decisions + an error), less impossible passes
+    # time x estimate x (4 cost decisions + an error), less impossible passes and fails; faster: pass or
+    # inconclusive time, the estimate below 1 / (1 + fail margin)
+    assert len(CASES) == (3 * 4 * 5 - 5 - 5) + 2 * 5
+
+
+@pytest.mark.parametrize("threads_time", [I, P])
+def test_a_cost_fail_stands_unless_the_rows_own_time_is_faster(threads_time):
+    """The 1-thread row of a parallel speedup: its own time undecided (or within the margin, not faster), its
+    cost failed: rejected by cost, whatever its 2-thread row shows."""
+    out = combine(threads_time, _estimate(0.97), cost=F, faster=False)
+    assert (out.decision, out.signal) == (F, Signal.COST)
+    assert combine(P, _estimate(0.8), cost=F, faster=True).decision is P
 
 
 def test_time_questions_above_the_fail_margin_only():

@@ -155,3 +155,41 @@ def test_a_scaled_summary_is_the_summary_of_the_scaled_samples():
     scaled = stats.summarize(groups).scaled(1.2)
     for name in ("center", "se", "low", "high", "between_se"):
         assert getattr(scaled, name) == pytest.approx(getattr(direct, name), abs=1e-12)
+
+
+@pytest.mark.parametrize(("effect", "expected"), [(0.7, True), (1.0, False), (0.97, False), (1.3, False)])
+def test_faster_needs_the_interval_below_the_inverse_fail_margin(effect, expected):
+    rng = np.random.default_rng(11)
+    est = stats.paired(_processes(rng, effect=effect), margin=0.03)
+    [(faster, q)] = stats.faster_all([est])
+    assert faster is expected
+    assert (q < 0.025) is expected
+
+
+def test_faster_is_the_mirror_of_slower():
+    rng = np.random.default_rng(12)
+    a = [rng.lognormal(0, 0.05, 20) for _ in range(3)]
+    b = [1.25 * rng.lognormal(0, 0.05, 20) for _ in range(3)]
+    sa, sb = stats.summarize(a, seed=1), stats.summarize(b, seed=2)
+    ab = stats.unpaired_estimate(sa, sb, margin=0.05)
+    ba = stats.unpaired_estimate(sb, sa, margin=0.05)
+    assert ab.p_slower == pytest.approx(ba.p_faster)
+    assert stats.faster_all([ba])[0][0] and not stats.faster_all([ab])[0][0]
+
+
+def test_faster_is_controlled_for_false_discoveries_over_the_family():
+    """One cell just past the threshold on its own is not faster among many cells that are not."""
+    edge = _estimate(0.90, 0.95, 1.0, fail_margin=0.05)
+    edge = Estimate(**{**edge.to_dict(), "p_faster": 0.02})
+    noise = [Estimate(**{**_estimate(0.97, 1.03, 0.5).to_dict(), "p_faster": 0.6}) for _ in range(20)]
+    assert stats.faster(edge, q_faster=edge.p_faster)
+    [(alone, _)] = stats.faster_all([edge])
+    assert alone
+    flags = stats.faster_all([edge, *noise])
+    assert not flags[0][0]
+
+
+def test_an_exact_estimate_is_faster_only_when_every_run_is():
+    a, b = stats.exact([100.0, 100.0]), stats.exact([80.0, 81.0])
+    assert stats.exact_estimate(a, b, margin=0.01).p_faster == 0.0
+    assert stats.exact_estimate(a, stats.exact([99.5]), margin=0.01).p_faster == 1.0

@@ -84,8 +84,12 @@ def run(args: argparse.Namespace) -> int:
         output.print_verdict(evaluation)
     if args.summary:
         from gate.bot.report import verdict_table
+        from gate.evaluate.summary import headline
 
-        head = f"### fusegate: {evaluation.verdict}\n\nbase `{evaluation.base_sha[:12]}` -> head `{evaluation.head_sha[:12]}`\n\n"
+        head = (
+            f"### fusegate: {evaluation.verdict}\n\n**{headline(evaluation.verdict, evaluation.comparisons)}**\n\n"
+            f"base `{evaluation.base_sha[:12]}` -> head `{evaluation.head_sha[:12]}`\n\n"
+        )
         with open(args.summary, "a") as f:
             f.write(head + "\n".join(verdict_table(evaluation)) + "\n")
     return EXIT_CODES[Verdict(evaluation.verdict)]

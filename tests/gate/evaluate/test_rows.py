@@ -2,7 +2,8 @@
 
 Each case builds one machine and placement's cells (no git, asv or store), runs one row kind's ``rows(context)``
 and the tally's decisions, and checks the row's decision and deciding signal against the rule written out here
-(``expected``): cost fails -> fail; time fails -> fail (raw times of two moments: inconclusive instead); a cost
+(``expected``): cost fails -> fail, unless the row's own time is faster beyond the fail margin in a design paired
+in time (then pass by time); time fails -> fail (raw times of two moments: inconclusive instead); a cost
 that could not be measured or is implausible -> error; cost passes -> pass unless time says slower
 (inconclusive); no cost -> time decides; no time -> error; a benchmark that raised -> a correctness fail and no
 row of the kind.
@@ -56,6 +57,7 @@ TIME_STATES = {
     "fail": [1.3, 1.3, 1.3, 1.3, 1.3],
     "undecided": [0.95, 1.10, 0.98, 1.08, 1.0],  # straddles the margin, point estimate within the fail margin
     "says_slower": [0.97, 1.25, 1.02, 1.2, 1.09],  # point estimate above the fail margin, not a fail
+    "faster": [0.6, 0.6, 0.6, 0.6, 0.6],  # wholly below 1 / (1 + the fail margin): a significant speedup
 }
 COST_STATES = {"pass": 1.0, "fail": 1.2, "implausible": 0.3}
 
@@ -133,6 +135,10 @@ def expected(time: str, cost: str, *, moments: bool = False) -> tuple[Decision, 
         return Decision.ERROR, Signal.NONE
     if moments and time == "fail":  # raw times of two moments never fail: a time fail says slower, no more
         time = "says_slower"
+    if cost == "fail" and time == "faster" and not moments:  # more instructions in less time: a speedup
+        return Decision.PASS, Signal.TIME
+    if cost == "implausible" and time == "faster":  # time fell with the cost: plausible, and it passes
+        return Decision.PASS, Signal.COST
     if cost == "fail":
         return Decision.FAIL, Signal.COST
     if time == "fail":
@@ -141,7 +147,7 @@ def expected(time: str, cost: str, *, moments: bool = False) -> tuple[Decision, 
         return Decision.ERROR, Signal.COST
     if cost == "pass":
         return (Decision.INCONCLUSIVE, Signal.TIME) if time == "says_slower" else (Decision.PASS, Signal.COST)
-    return {"pass": Decision.PASS}.get(time, Decision.INCONCLUSIVE), Signal.TIME
+    return {"pass": Decision.PASS, "faster": Decision.PASS}.get(time, Decision.INCONCLUSIVE), Signal.TIME
 
 
 def judge(module, cells: list[Cell], base: list[Cell] | None = None, **ctx):
@@ -374,3 +380,25 @@ def test_the_verdict_of_any_two_rows(decisions):
     else:
         want = Verdict.APPROVE
     assert got == want and reasons[-1].startswith(str(want))
+
+
+@pytest.mark.parametrize("time", ["pass", "fail", "faster", "undecided"])
+def test_paired_head_vs_base_does_not_judge_an_implementation_by_a_changed_baseline(time):
+    """The head changed the baseline's sources: the ratio to it moves with the baseline, so the row passes by
+    ``baseline`` and asks for nothing; when only the implementation changed, the row is judged as ever."""
+    base, cells = [timed(PAIRED, [1.0] * 5)], _time_cell(PAIRED, time)
+    [row] = judge(paired_head_vs_base, cells, base, changed=frozenset({f"{TASK}/{BASELINE}"}))
+    assert (row.decision, row.signal) == (Decision.PASS, Signal.BASELINE)
+    assert "changes the baseline handwritten" in row.reason and row.estimate is None
+    rows = judge(paired_head_vs_base, cells, base, changed=frozenset({f"{TASK}/{IMPL}"}))
+    check(rows, Kind.PAIRED_HEAD_VS_BASE, expected(time, "none"))
+
+
+def test_changed_sources_needs_every_run_to_record_the_ids():
+    from gate.evaluate.evaluation import changed_sources, same_sources
+
+    head = [{"kernels": {"t/a": "1", "t/h": "9"}}, {"kernels": {"t/a": "1", "t/h": "9"}}]
+    base = [{"kernels": {"t/a": "1", "t/h": "2"}}]
+    assert changed_sources(head, base) == {"t/h"} and same_sources(head, base) == {"t/a": "1"}
+    assert changed_sources(head, [{}]) == frozenset()  # a run without ids: nothing is known to have changed
+    assert changed_sources(head, [{"kernels": {"t/a": "1"}}]) == frozenset()  # t/h not recorded by the base
