@@ -54,8 +54,28 @@ def judged(session: Session, *, repo: Path) -> list[dict]:
     return out
 
 
+# What names a row: a pair's rows are matched on these, the rest of FIELDS is what a change may alter.
+IDENTITY = ("machine", "kind", "task", "impl", "baseline", "num_envs", "threads", "detail")
+
+
+def _name(row: dict) -> str:
+    return (
+        f"{row['kind']} {row['task']} {row['impl']} vs {row['baseline']} N={row['num_envs']} "
+        f"thr={row['threads']}" + (f" {row['detail']}" if row.get("detail") else "")
+    )
+
+
+def _row_changes(old: dict, new: dict) -> str:
+    changed = [f for f in FIELDS if f not in IDENTITY and old.get(f) != new.get(f)]
+    return ", ".join(
+        f"{f}: {old.get(f)!r} -> {new.get(f)!r}" if f in ("decision", "signal") else f"{f} changed"
+        for f in changed
+    )
+
+
 def differences(before: list[dict], after: list[dict]) -> list[str]:
-    """What changed between two ``judged`` outputs, one line per pair and first differing row."""
+    """What changed between two ``judged`` outputs: per pair its verdict, then every row that differs (matched
+    by IDENTITY; its decision and signal old -> new, which other fields changed), appeared or disappeared."""
     old = {(p["base"], p["head"]): p for p in before}
     out = []
     for p in after:
@@ -64,13 +84,20 @@ def differences(before: list[dict], after: list[dict]) -> list[str]:
         name = f"{key[0][:12]} -> {key[1][:12]}"
         if q is None:
             out.append(f"{name}: not in the earlier output")
-        elif q != p:
-            if q["verdict"] != p["verdict"]:
-                out.append(f"{name}: verdict {q['verdict']} -> {p['verdict']}")
-            elif len(q["rows"]) != len(p["rows"]):
-                out.append(f"{name}: {len(q['rows'])} rows -> {len(p['rows'])}")
-            else:
-                diff = next(((a, b) for a, b in zip(q["rows"], p["rows"], strict=True) if a != b), None)
-                out.append(f"{name}: row {diff[0]} -> {diff[1]}" if diff else f"{name}: reasons differ")
+            continue
+        if q == p:
+            continue
+        if q["verdict"] != p["verdict"]:
+            out.append(f"{name}: verdict {q['verdict']} -> {p['verdict']}")
+        rows_q = {tuple(r.get(f) for f in IDENTITY): r for r in q["rows"]}
+        for r in p["rows"]:
+            was = rows_q.pop(tuple(r.get(f) for f in IDENTITY), None)
+            if was is None:
+                out.append(f"{name}: {_name(r)}: new row, {r['decision']} by {r['signal']}")
+            elif was != r:
+                out.append(f"{name}: {_name(r)}: {_row_changes(was, r)}")
+        out += [f"{name}: {_name(r)}: no longer a row" for r in rows_q.values()]
+        if q["reasons"] != p["reasons"] and q["verdict"] == p["verdict"] and q["rows"] == p["rows"]:
+            out.append(f"{name}: reasons differ")
     out += [f"{b[:12]} -> {h[:12]}: not judged now" for b, h in old]
     return out
