@@ -87,6 +87,17 @@ def _table(columns: list[str], rows: list[list]) -> list[str]:
     return lines
 
 
+def _confusion(confusion: list[list]) -> list[str]:
+    """Expected against actual over the scored scenarios, by group (A/A, improvement, regression) where the
+    record has one."""
+    grouped = all(len(c) == 4 for c in confusion)
+    if grouped:
+        return _table(["group", "expected", "actual", "runs"], [list(c) for c in sorted(confusion)])
+    return _table(
+        ["expected", "actual", "runs"], [list(c[-3:]) for c in sorted(confusion, key=lambda c: c[-3:])]
+    )
+
+
 def _scenarios(data: dict) -> list[str]:
     rows = data["rows"]
     asv = [r for r in rows if r["deciding"][:1] and r["deciding"][0].startswith("asv continuous exited")]
@@ -111,7 +122,11 @@ def _scenarios(data: dict) -> list[str]:
         ["scenario", "expected", "verdicts", "seconds", "rows failed by time", "largest (last run)"], table
     )
     lines += ["", "Confusion over the scored scenarios (expected -> actual: runs):", ""]
-    lines += _table(["expected", "actual", "runs"], [[e, a, n] for e, a, n in sorted(data["confusion"])])
+    lines += _confusion(data["confusion"])
+    blamed = [(r["scenario"], r["run"], b) for r in rows for b in r.get("blamed", [])]
+    if any("blamed" in r for r in rows):
+        lines += ["", f"Fail rows on an implementation the change does not touch: {len(blamed)}.", ""]
+        lines += [f"- {n} (run {k}): `{b}`" for n, k, b in blamed]
     deciding = [
         (r["scenario"], r["run"], d) for r in rows for d in r["deciding"][:3] if r["expected"] == "reject"
     ]
@@ -149,7 +164,7 @@ def _asv_scenarios(data: dict) -> list[str]:
         ["scenario", "expected", "asv's answers", "exit codes", "seconds", "rows reported changed"], table
     )
     lines += ["", "Confusion over the scored scenarios (expected -> actual: runs):", ""]
-    lines += _table(["expected", "actual", "runs"], [[e, a, n] for e, a, n in sorted(data["confusion"])])
+    lines += _confusion(data["confusion"])
     seen: Counter = Counter()
     changed = []
     for r in rows:

@@ -34,6 +34,10 @@ Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact 
   policy is the base's);
 - ``serial_loop``: the generated kernels loop over envs with ``range`` where they had ``prange`` (1-thread
   instructions unchanged) -> reject by a 2-thread row of the assembled implementation;
+- ``motion_fastmath``: the g1_motion generator compiles with the fast-math flags the g1_walk one uses
+  (reassociation, contraction; NaN and infinity checks stay exact), an optimization -> approve;
+- ``serial_baseline``: the hand-written g1_walk kernel loops over envs with ``range`` -> reject by its own
+  ``head_vs_base`` rows; the assembled rows that divide by it pass, saying the baseline changed;
 - ``false_sharing``: the generated kernels' per-thread term sums laid out term-major, so the threads' sums share
   cache lines -> its measured effect decides (reject where it is above the margin);
 - ``oversubscribe``: the collector stops capping BLAS's threads, so the policy's BLAS pool runs beside Numba's and
@@ -44,6 +48,12 @@ Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact 
   assembled one should be, with the serial loop), ``hide_tolerance`` (the parity tolerance loosened 10^8 times,
   with the parity break), ``hide_snapshot`` (the paired snapshot of g1_motion's compared kernel made easier: every
   env on motion frame 0, with extra work in the assembled g1_motion kernel).
+- ``revert_NAME``, for every scored regression NAME: its base is NAME's head, and it undoes NAME's edits
+  (an optimization that gives back what NAME took) -> approve.
+
+Each scenario names the implementations it changes (``changed``); a fail row on any other is blame on unchanged
+code, listed with the head and counted as wrong even when the verdict is right. The confusion table groups the
+scenarios as A/A (nothing measured changes), improvements (must approve) and regressions (must reject).
 """
 
 from __future__ import annotations
@@ -57,12 +67,16 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WALK = "kernels/assembled/g1_walk.py"
 MOTION = "kernels/assembled/g1_motion.py"
 CODEGEN = "kernels/assembled/codegen.py"
+HANDWRITTEN_WALK = "kernels/handwritten/g1_walk.py"
+WALK_ASSEMBLED = ("g1_walk/assembled",)
+ASSEMBLED = ("*/assembled",)
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,33 @@ class Scenario:
     edits: tuple[Edit, ...]
     expect_rows: str  # what the deciding rows should show, for the reader
     effect: bool = False  # the verdict follows the measured effect (reported, not scored as right or wrong)
+    # the implementations the change touches, as ``task/impl`` patterns (fnmatch): a fail row on any other is
+    # counted as blame on unchanged code
+    changed: tuple[str, ...] = ()
+    on: str = ""  # the scenario whose head is this one's base (its edits committed on the run's base first)
+
+    @property
+    def group(self) -> str:
+        """How the confusion table groups it: an A/A (nothing changed in what is measured), an improvement
+        (a change that must approve) or a regression (one that must reject)."""
+        if not self.changed:
+            return "A/A"
+        return "improvement" if self.expected == "approve" else "regression"
+
+
+def revert(s: Scenario) -> Scenario:
+    """The head that undoes ``s`` on top of it: its base is ``s``'s head, its edits ``s``'s inverted, last first
+    (an improvement: it must approve)."""
+    assert all(e.old for e in s.edits), f"{s.name}: an appended text has no inverse edit"
+    return Scenario(
+        f"revert_{s.name}",
+        "approve",
+        tuple(Edit(e.path, e.new, e.old) for e in reversed(s.edits)),
+        f"every row pass: the head undoes {s.name}",
+        effect=s.effect,
+        changed=s.changed,
+        on=s.name,
+    )
 
 
 def _chain(n: int) -> Edit:
@@ -101,6 +142,7 @@ COMMENT = tuple(
     Edit(f"kernels/handwritten/{task}.py", "", "\n# The same kernel: a comment to measure it again.\n")
     for task in ("g1_walk", "g1_motion")
 )
+SERIAL_BASELINE = Edit(HANDWRITTEN_WALK, "    for i in prange(n):\n", "    for i in range(n):\n")
 MOTION_EXTRA = Edit(  # the assembled g1_motion kernel: a chain of 36 dependent square roots per env
     MOTION,
     '"anchor_angle": (("frame_t",), ("anchor_angle = quat_diff_angle(qm, qa)",)),',
@@ -116,9 +158,19 @@ SCENARIOS = {
             "docs", "approve", (Edit("README.md", "", "\nA line of documentation.\n"),), "nothing measured"
         ),
         Scenario("comment", "approve", COMMENT, "every row pass; no row failed by time"),
-        Scenario("extra_work", "reject", (EXTRA_WORK,), "fail by cost: assembled g1_walk"),
-        Scenario("sqrt_chain", "reject", (_chain(12),), "fail by cost: assembled g1_walk (~1.5%)"),
-        Scenario("parity", "reject", (PARITY,), "fail: correctness of assembled g1_walk"),
+        Scenario(
+            "extra_work", "reject", (EXTRA_WORK,), "fail by cost: assembled g1_walk", changed=WALK_ASSEMBLED
+        ),
+        Scenario(
+            "sqrt_chain",
+            "reject",
+            (_chain(12),),
+            "fail by cost: assembled g1_walk (~1.5%)",
+            changed=WALK_ASSEMBLED,
+        ),
+        Scenario(
+            "parity", "reject", (PARITY,), "fail: correctness of assembled g1_walk", changed=WALK_ASSEMBLED
+        ),
         Scenario(
             "collector_breaks",
             "reject",
@@ -134,6 +186,7 @@ SCENARIOS = {
                 ),
             ),
             "fail: correctness of the g1_walk assembled collector",
+            changed=WALK_ASSEMBLED,
         ),
         Scenario(
             "relaxed_policy",
@@ -145,8 +198,25 @@ SCENARIOS = {
                 Edit("fusegate-policy.toml", "head_vs_base_margin = 0.05", "head_vs_base_margin = 0.9"),
             ),
             "fail by cost under the base's policy",
+            changed=WALK_ASSEMBLED,
         ),
-        Scenario("serial_loop", "reject", (SERIAL,), "fail by time: assembled at 2 threads"),
+        Scenario(
+            "serial_loop", "reject", (SERIAL,), "fail by time: assembled at 2 threads", changed=ASSEMBLED
+        ),
+        Scenario(
+            "motion_fastmath",
+            "approve",
+            (Edit(MOTION, "        fastmath=False,\n", "        fastmath=True,\n"),),
+            "every row pass: assembled g1_motion faster at 1 and 2 threads",
+            changed=("g1_motion/assembled",),
+        ),
+        Scenario(
+            "serial_baseline",
+            "reject",
+            (SERIAL_BASELINE,),
+            "fail by time: hand-written g1_walk at 2 threads; no row on assembled",
+            changed=("g1_walk/handwritten",),
+        ),
         Scenario(
             "false_sharing",
             "reject",
@@ -159,6 +229,7 @@ SCENARIOS = {
             ),
             "the measured effect at 2 threads decides",
             effect=True,
+            changed=ASSEMBLED,
         ),
         Scenario(
             "oversubscribe",
@@ -172,6 +243,7 @@ SCENARIOS = {
             ),
             "the measured effect on the collector step decides",
             effect=True,
+            changed=("*",),
         ),
         Scenario(
             "hide_cost",
@@ -187,6 +259,7 @@ SCENARIOS = {
                 ),
             ),
             "fail by cost (the base's cost worker); a meter row names the worker",
+            changed=WALK_ASSEMBLED,
         ),
         Scenario(
             "hide_pairing",
@@ -200,12 +273,14 @@ SCENARIOS = {
                 ),
             ),
             "fail by time at 2 threads (the base's pairing loop); a meter row names hot_slice.py",
+            changed=ASSEMBLED,
         ),
         Scenario(
             "hide_tolerance",
             "reject",
             (PARITY, Edit("kernels/reference/tolerance.py", "ATOL = 1e-5", "ATOL = 1e3")),
             "fail: correctness (the base's tolerance); a meter row names tolerance.py",
+            changed=WALK_ASSEMBLED,
         ),
         Scenario(
             "hide_snapshot",
@@ -221,8 +296,14 @@ SCENARIOS = {
                 ),
             ),
             "fail by cost: assembled g1_motion (the base's snapshot); a meter row names hot_slice.py",
+            changed=("g1_motion/assembled",),
         ),
     )
+}
+# every scored regression undone on top of it: an improvement, which must approve
+SCENARIOS |= {
+    r.name: r
+    for r in (revert(s) for s in list(SCENARIOS.values()) if s.group == "regression" and not s.effect)
 }
 
 
@@ -283,6 +364,18 @@ def _gate(tree: Path, base: str, head: str, db: str, env: dict, max_minutes: flo
         return {"verdict": "error", "reasons": [done.stderr[-2000:]], "comparisons": []}, done.stderr
 
 
+def _blamed(evaluation: dict, changed: tuple[str, ...]) -> list[str]:
+    """The fail and error rows on an implementation the change does not touch (``changed``: ``task/impl``
+    patterns): a reviewer sent to the wrong code. Rows about the meter or the machine name no implementation."""
+    return [
+        f"{c['kind']} {c['task']} {c['impl']} N={c['num_envs']} thr={c['threads']}"
+        for c in evaluation.get("comparisons", [])
+        if c["decision"] in ("fail", "error")
+        and c["kind"] not in ("meter", "machine")
+        and not any(fnmatch(f"{c['task']}/{c['impl']}", p) for p in changed)
+    ]
+
+
 def _deciding(evaluation: dict) -> list[str]:
     rows = [c for c in evaluation.get("comparisons", []) if c["decision"] in ("fail", "error")]
     rows += [c for c in evaluation.get("comparisons", []) if c["kind"] == "meter" and c["decision"] == "pass"]
@@ -302,6 +395,9 @@ class Result:
     seconds: float
     effect: bool
     deciding: list[str] = field(default_factory=list)
+    group: str = ""  # A/A, improvement or regression (Scenario.group)
+    base: str = ""  # the scenario the head was measured against ("" the run's base)
+    blamed: list[str] = field(default_factory=list)  # fail rows on implementations the change does not touch
     time_fails: int = 0  # rows failed by time
     largest: str = ""  # the largest head/base time and cost ratios among the rows
     reasons: list[str] = field(default_factory=list)
@@ -330,6 +426,9 @@ def run_once(
     env = {**os.environ, **who, "PYTHONPATH": str(tree)}
     db = f"sqlite:///{work / 'gate.db'}"
     out = []
+    bases = {
+        "": base
+    }  # a scenario's name -> the commit of its head, the base of its revert (made once a run)
     started = time.monotonic()
     try:
         for k, name in enumerate(names):
@@ -338,12 +437,17 @@ def run_once(
                 if wait > 0:
                     time.sleep(wait)
             s = SCENARIOS[name]
-            _git(tree, "checkout", "--quiet", "--detach", "--force", base)
+            if s.on not in bases:
+                _git(tree, "checkout", "--quiet", "--detach", "--force", base)
+                apply(tree, SCENARIOS[s.on], f"run {number} base {s.on}")
+                _git(tree, "commit", "--quiet", "-am", f"scenario: {s.on}", env=env)
+                bases[s.on] = _git(tree, "rev-parse", "HEAD")
+            _git(tree, "checkout", "--quiet", "--detach", "--force", bases[s.on])
             apply(tree, s, f"run {number} step {k}")
             _git(tree, "commit", "--quiet", "-am", f"scenario: {name}", env=env)
             head = _git(tree, "rev-parse", "HEAD")
             t0 = time.monotonic()
-            evaluation, log = _gate(tree, base, head, db, env, max_minutes)
+            evaluation, log = _gate(tree, bases[s.on], head, db, env, max_minutes)
             seconds = time.monotonic() - t0
             rows = evaluation.get("comparisons", [])
             timed = [
@@ -365,12 +469,16 @@ def run_once(
                 seconds=seconds,
                 effect=s.effect,
                 deciding=_deciding(evaluation),
+                group=s.group,
+                base=s.on,
+                blamed=_blamed(evaluation, s.changed),
                 time_fails=sum(c["decision"] == "fail" and c.get("signal") == "time" for c in rows),
                 largest=largest,
                 reasons=evaluation.get("reasons", []),
             )
             print(
-                f"run {number} {name}: expected {s.expected}, got {result.actual} ({seconds:.0f} s)",
+                f"run {number} {name}: expected {s.expected}, got {result.actual} ({seconds:.0f} s)"
+                + (f"; {len(result.blamed)} fail rows on unchanged code" if result.blamed else ""),
                 file=sys.stderr,
             )
             (work / f"{number}-{k}-{name}.log").write_text(log)
@@ -492,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
             rows += run_once(
                 k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base, head_every=args.head_every
             )
-    confusion = Counter((r.expected, r.actual) for r in rows if not r.effect)
+    confusion = Counter((r.group, r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
         print(
             json.dumps(
@@ -513,10 +621,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             for line in r.deciding[:6]:
                 print(f"    {line}")
-        print("\nconfusion over the scored scenarios (expected -> actual: count)")
-        for (expected, actual), n in sorted(confusion.items()):
-            print(f"  {expected:<8} -> {actual:<12} {n}")
-    return 0 if all(r.effect or r.expected == r.actual for r in rows) else 1
+            if r.blamed:
+                print(f"    fail rows on unchanged code: {'; '.join(r.blamed)}")
+        print("\nconfusion over the scored scenarios (group: expected -> actual: count)")
+        for (group, expected, actual), n in sorted(confusion.items()):
+            print(f"  {group:<12} {expected:<8} -> {actual:<12} {n}")
+        blamed = [r for r in rows if r.blamed]
+        print(f"heads with a fail row on unchanged code: {len(blamed)} of {len(rows)}")
+    return 0 if all(r.effect or (r.expected == r.actual and not r.blamed) for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -12,14 +12,90 @@ from benchmarks import scenarios
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _files(tmp_path: Path, *named: scenarios.Scenario) -> Path:
+    """A tree holding the current copies of the files ``named`` scenarios edit."""
+    for e in (e for s in named for e in s.edits):
+        (tmp_path / e.path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / e.path).write_text((ROOT / e.path).read_text())
+    return tmp_path
+
+
 @pytest.mark.parametrize("name", list(scenarios.SCENARIOS))
-def test_every_scenario_changes_text_that_is_in_its_file_once(name):
+def test_every_scenario_changes_text_that_is_in_its_file_once(name, tmp_path):
     s = scenarios.SCENARIOS[name]
     assert s.expected in ("approve", "reject") and s.edits
+    tree = _files(tmp_path, s, *([scenarios.SCENARIOS[s.on]] if s.on else []))
+    if s.on:  # a revert changes the head of the scenario it undoes
+        scenarios.apply(tree, scenarios.SCENARIOS[s.on], "test")
     for e in s.edits:
-        text = (ROOT / e.path).read_text()
+        text = (tree / e.path).read_text()
         assert e.old == "" or text.count(e.old) == 1, f"{name}: update the scenario to the current {e.path}"
-        assert e.new not in text
+        assert e.new not in text or e.new in e.old
+
+
+def test_every_scored_regression_has_a_revert_that_restores_the_tree(tmp_path):
+    regressions = [s for s in scenarios.SCENARIOS.values() if s.group == "regression" and not s.effect]
+    assert {"serial_baseline", "extra_work", "hide_cost"} <= {s.name for s in regressions}
+    for s in regressions:
+        r = scenarios.SCENARIOS[f"revert_{s.name}"]
+        assert (r.on, r.expected, r.group, r.changed) == (s.name, "approve", "improvement", s.changed)
+        tree = _files(tmp_path / s.name, s)
+        before = {e.path: (tree / e.path).read_text() for e in s.edits}
+        scenarios.apply(tree, s, "test")
+        assert any((tree / p).read_text() != t for p, t in before.items()), s.name
+        scenarios.apply(tree, r, "test")
+        assert {p: (tree / p).read_text() for p in before} == before, (
+            f"revert_{s.name} does not undo {s.name}"
+        )
+
+
+def test_only_what_a_change_touches_may_fail():
+    """A fail or error row on an implementation outside the scenario's ``changed`` is blame on unchanged code;
+    meter and machine rows name no implementation, and passing rows blame nothing."""
+    rows = [
+        {
+            "decision": "fail",
+            "kind": "head_vs_base",
+            "task": "g1_walk",
+            "impl": "handwritten",
+            "num_envs": 4096,
+            "threads": 2,
+        },
+        {
+            "decision": "fail",
+            "kind": "paired_head_vs_base",
+            "task": "g1_walk",
+            "impl": "assembled",
+            "num_envs": 4096,
+            "threads": 2,
+        },
+        {
+            "decision": "error",
+            "kind": "correctness",
+            "task": "g1_motion",
+            "impl": "assembled",
+            "num_envs": 64,
+            "threads": 1,
+        },
+        {
+            "decision": "pass",
+            "kind": "head_vs_base",
+            "task": "g1_motion",
+            "impl": "handwritten",
+            "num_envs": 4096,
+            "threads": 1,
+        },
+        {"decision": "fail", "kind": "meter", "task": "", "impl": "", "num_envs": 0, "threads": 0},
+    ]
+    evaluation = {"comparisons": rows}
+    assert scenarios._blamed(evaluation, ("g1_walk/handwritten",)) == [
+        "paired_head_vs_base g1_walk assembled N=4096 thr=2",
+        "correctness g1_motion assembled N=64 thr=1",
+    ]
+    assert scenarios._blamed(evaluation, ("*/assembled", "g1_walk/handwritten")) == []
+    assert len(scenarios._blamed(evaluation, ())) == 3  # an A/A: every fail row is blame
+    assert scenarios.SCENARIOS["comment"].group == "A/A"
+    assert scenarios.SCENARIOS["serial_baseline"].group == "regression"
 
 
 @pytest.mark.slow
