@@ -127,6 +127,10 @@ def _scenarios(data: dict) -> list[str]:
     if any("blamed" in r for r in rows):
         lines += ["", f"Fail rows on an implementation the change does not touch: {len(blamed)}.", ""]
         lines += [f"- {n} (run {k}): `{b}`" for n, k, b in blamed]
+    firsts = {r["scenario"]: r["headline"] for r in rows if r.get("headline")}
+    if firsts:
+        lines += ["", "The verdict's first line (the last head of each scenario):", ""]
+        lines += [f"- {n}: `{h}`" for n, h in firsts.items()]
     deciding = [
         (r["scenario"], r["run"], d) for r in rows for d in r["deciding"][:3] if r["expected"] == "reject"
     ]

@@ -395,6 +395,7 @@ class Result:
     seconds: float
     effect: bool
     deciding: list[str] = field(default_factory=list)
+    headline: str = ""  # the verdict's first line
     group: str = ""  # A/A, improvement or regression (Scenario.group)
     base: str = ""  # the scenario the head was measured against ("" the run's base)
     blamed: list[str] = field(default_factory=list)  # fail rows on implementations the change does not touch
@@ -426,9 +427,8 @@ def run_once(
     env = {**os.environ, **who, "PYTHONPATH": str(tree)}
     db = f"sqlite:///{work / 'gate.db'}"
     out = []
-    bases = {
-        "": base
-    }  # a scenario's name -> the commit of its head, the base of its revert (made once a run)
+    # a scenario's name -> the commit its revert starts from: its first head of the run, or one made for the revert
+    bases = {"": base}
     started = time.monotonic()
     try:
         for k, name in enumerate(names):
@@ -446,6 +446,8 @@ def run_once(
             apply(tree, s, f"run {number} step {k}")
             _git(tree, "commit", "--quiet", "-am", f"scenario: {name}", env=env)
             head = _git(tree, "rev-parse", "HEAD")
+            # a revert later in the run starts from this head, already measured (as a stored base is reused)
+            bases.setdefault(name, head)
             t0 = time.monotonic()
             evaluation, log = _gate(tree, bases[s.on], head, db, env, max_minutes)
             seconds = time.monotonic() - t0
@@ -469,6 +471,7 @@ def run_once(
                 seconds=seconds,
                 effect=s.effect,
                 deciding=_deciding(evaluation),
+                headline=evaluation.get("headline", ""),
                 group=s.group,
                 base=s.on,
                 blamed=_blamed(evaluation, s.changed),
@@ -614,11 +617,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         for r in rows:
-            mark = "effect" if r.effect else ("ok" if r.expected == r.actual else "WRONG")
+            mark = "effect" if r.effect else ("ok" if r.expected == r.actual and not r.blamed else "WRONG")
             print(
                 f"run {r.run} {r.scenario:<16} expected {r.expected:<8} got {r.actual:<12} {mark:<6} "
                 f"{r.seconds:4.0f} s  largest head/base: {r.largest}"
             )
+            if r.headline:
+                print(f"    {r.headline}")
             for line in r.deciding[:6]:
                 print(f"    {line}")
             if r.blamed:

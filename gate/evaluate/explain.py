@@ -56,7 +56,11 @@ def explain(row: Row, policy: Policy) -> None:
     cost = plausible_cost(row, policy)
     cost_decision = None if cost is None else stats.decide_exact(cost)
     out = signals.combine(
-        time, row.estimate, cost=cost_decision, cost_error=row.cost_error, faster=row.faster
+        time,
+        row.estimate,
+        cost=cost_decision,
+        cost_error=row.cost_error,
+        faster=None if row.moments else row.faster,  # raw times of two moments never clear a cost fail
     )
     row.decision, row.signal = out.decision, out.signal
     if out.decision is Decision.INCONCLUSIVE:
@@ -73,6 +77,12 @@ def explain(row: Row, policy: Policy) -> None:
                 f"time {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}] faster, beyond the {row.fail_margin:.1%} fail margin "
                 f"(q={row.q_faster:.2g}); {policy.cost_metric} {cost.ratio - 1:+.1%}: more {policy.cost_metric} in "
                 "less time is a speedup, not a regression"
+            )
+        elif cost_decision is Decision.FAIL and out.decision is Decision.INCONCLUSIVE:  # time questions it
+            why = (
+                f"{cost_text} above the {cost.fail_margin:.1%} cost margin, but {time_text}: faster than "
+                f"1/(1 + {row.fail_margin:.1%}) by its estimate, not yet beyond doubt (q={1.0 if row.q_faster is None else row.q_faster:.2g}); "
+                "rounds decide whether the extra instructions cost time"
             )
         elif cost_decision is Decision.FAIL:
             why = f"{cost_text} above the {cost.fail_margin:.1%} cost margin; {time_text}"

@@ -9,9 +9,10 @@ time. So, per row, with f its fail margin (the machine's A/A floor when larger):
 
 | time | cost fails | cost passes | cost undecided or absent | cost failed to measure |
 |---|---|---|---|---|
-| faster: high < 1/(1+f), q_faster < alpha/2, paired in time | **pass** by time | pass by cost | pass by time | error |
-| pass: high <= 1 + m | fail by cost | pass by cost | pass by time | error |
-| inconclusive, estimate <= 1 + f | fail by cost | pass by cost | inconclusive | error |
+| faster: a pass, high < 1/(1+f), q_faster < alpha/2, paired in time | **pass** by time | pass by cost | pass by time | error |
+| not yet faster: estimate < 1/(1+f), paired in time | **inconclusive** (time questions it) | pass by cost | time's decision | error |
+| pass: high <= 1 + m, estimate >= 1/(1+f) or raw times | fail by cost | pass by cost | pass by time | error |
+| inconclusive, 1/(1+f) <= estimate <= 1 + f (or raw times) | fail by cost | pass by cost | inconclusive | error |
 | inconclusive, estimate > 1 + f | fail by cost | inconclusive (time questions it) | inconclusive | error |
 | fail: low > 1 + f, q < alpha/2 | fail by cost | fail by time | fail by time | fail by time |
 
@@ -20,6 +21,11 @@ time. So, per row, with f its fail margin (the machine's A/A floor when larger):
   when the same row's time shows, with the confidence a time fail needs, a kernel faster beyond the fail margin;
 - **faster** needs a design paired in time (the lockstep pass, in-process pairs): raw times of two moments
   never clear a cost fail (a fast phase of the machine can look like a speedup, as a slow one like a regression);
+- a cost fail is **questioned** by a time paired in time whose estimate says faster beyond the fail margin
+  but is not yet *faster* (too few processes, or short of false-discovery control): the row is inconclusive and
+  gets rounds, the mirror of a cost pass questioned by a time that says slower. Rounds end it passed by time
+  (*faster*), failed by cost (the estimate came back above 1/(1+f)) or inconclusive at the budget, never
+  approved on the cost fail's account;
 - each row is judged by its own time: a 2-thread speedup never clears the cost fail of the 1-thread row, so a
   parallel speedup that adds 1-thread instructions while its 1-thread time is undecided is rejected at 1 thread;
 - **pass** when time passes, or when cost passes and **time does not question it**: time's point estimate is
@@ -33,7 +39,8 @@ below 1 + f, which happens with probability about Phi(-(ln r - ln(1 + f)) / se) 
 under 2.5% once ln r - ln(1 + f) > 2 se), and rounds shrink se; a cost fail cleared by a speedup needs more:
 the whole interval below 1/(1 + f), whose chance for a kernel whose true ratio is 1 or more is below alpha/2 per
 row, and a "faster" that survives Benjamini-Hochberg over the family (the expected share of false "faster" rows
-among those that clear a cost fail is at most alpha/2). Rejecting an unchanged kernel needs a time fail
+among those that clear a cost fail is at most alpha/2). A questioned cost fail only ever turns a reject into an
+inconclusive, which never approves: the bound on approving a regression is unchanged. Rejecting an unchanged kernel needs a time fail
 (controlled for false discoveries, and measured in a design that pairs base and head in time) or a cost fail
 (exact: an unchanged kernel runs the same instructions).
 """
@@ -58,22 +65,38 @@ def time_questions(estimate: Estimate) -> bool:
     return estimate.ratio > 1 + estimate.fail_margin
 
 
+def time_says_faster(estimate: Estimate) -> bool:
+    """True when time says faster: its point estimate is below 1 / (1 + the fail margin)."""
+    return estimate.ratio < 1 / (1 + estimate.fail_margin)
+
+
 def combine(
     time: Decision,
     estimate: Estimate,
     *,
     cost: Decision | None = None,
     cost_error: str | None = None,
-    faster: bool = False,
+    faster: bool | None = None,
 ) -> Outcome:
     """The row's decision from its time decision (with its estimate), whether its time is *faster* (beyond the
-    fail margin, past false-discovery control, paired in time: ``gate.stats.faster``) and its cost decision
-    (None: no cost)."""
+    fail margin, past false-discovery control: ``gate.stats.faster``; None when its time is not paired in time
+    and so can never clear a cost fail) and its cost decision (None: no cost)."""
     if cost is Decision.FAIL and faster and time is Decision.PASS:
         return Outcome(
             decision=Decision.PASS,
             signal=Signal.TIME,
             why="time faster beyond the fail margin: clears the cost fail",
+        )
+    if (
+        cost is Decision.FAIL
+        and faster is not None
+        and time is not Decision.FAIL
+        and time_says_faster(estimate)
+    ):
+        return Outcome(
+            decision=Decision.INCONCLUSIVE,
+            signal=Signal.TIME,
+            why="cost fails, but time's estimate is faster beyond the fail margin: rounds decide",
         )
     if cost is Decision.FAIL:
         return Outcome(decision=Decision.FAIL, signal=Signal.COST, why="cost fails")

@@ -83,3 +83,52 @@ def test_asvs_answers_are_rendered_with_the_rows_it_called_changed(records):
     assert "| comment | approve | approve, changed | 0, 0 | 400-400 | 1 |" in text
     assert "| serial_loop | reject | reject | 1 | 400-400 | 1 |" in text
     assert "- comment, head 2: `- HotSlice('g1_walk', 'numpy', 4096, 1): 2 -> 1 (0.50)`" in text
+
+
+def test_the_gates_scenarios_are_rendered_by_group_with_blame_and_first_lines(records):
+    def row(scenario, group, expected, actual, blamed=(), headline=""):
+        return {
+            "run": 1,
+            "scenario": scenario,
+            "expected": expected,
+            "actual": actual,
+            "seconds": 200.0,
+            "effect": False,
+            "deciding": [],
+            "time_fails": 0,
+            "largest": "",
+            "reasons": [],
+            "headline": headline,
+            "group": group,
+            "base": "",
+            "blamed": list(blamed),
+        }
+
+    data = {
+        "judge": "fusegate gate --measure",
+        "rows": [
+            row(
+                "serial_baseline",
+                "regression",
+                "reject",
+                "reject",
+                headline="reject: g1_walk handwritten slower",
+            ),
+            row(
+                "revert_serial_baseline",
+                "improvement",
+                "approve",
+                "reject",
+                ["head_vs_base g1_walk assembled"],
+            ),
+        ],
+        "confusion": [["regression", "reject", "reject", 1], ["improvement", "approve", "reject", 1]],
+    }
+    cmd = [sys.executable, "-c", f"print({json.dumps(json.dumps(data))})"]
+    report.record("gate-a", "scenarios", "the gate's way", cmd)
+    text = report.render()
+    assert "| group | expected | actual | runs |" in text
+    assert "| improvement | approve | reject | 1 |" in text and "| regression | reject | reject | 1 |" in text
+    assert "Fail rows on an implementation the change does not touch: 1." in text
+    assert "- revert_serial_baseline (run 1): `head_vs_base g1_walk assembled`" in text
+    assert "- serial_baseline: `reject: g1_walk handwritten slower`" in text

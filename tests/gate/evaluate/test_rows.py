@@ -58,6 +58,8 @@ TIME_STATES = {
     "undecided": [0.95, 1.10, 0.98, 1.08, 1.0],  # straddles the margin, point estimate within the fail margin
     "says_slower": [0.97, 1.25, 1.02, 1.2, 1.09],  # point estimate above the fail margin, not a fail
     "faster": [0.6, 0.6, 0.6, 0.6, 0.6],  # wholly below 1 / (1 + the fail margin): a significant speedup
+    # faster than 1 / (1 + the fail margin) by its estimate, its interval straddling the margin: not yet a speedup
+    "says_faster": [0.78, 0.95, 0.84, 0.97, 0.86],
 }
 COST_STATES = {"pass": 1.0, "fail": 1.2, "implausible": 0.3}
 
@@ -137,6 +139,8 @@ def expected(time: str, cost: str, *, moments: bool = False) -> tuple[Decision, 
         time = "says_slower"
     if cost == "fail" and time == "faster" and not moments:  # more instructions in less time: a speedup
         return Decision.PASS, Signal.TIME
+    if cost == "fail" and time == "says_faster" and not moments:  # time questions the cost fail: rounds
+        return Decision.INCONCLUSIVE, Signal.TIME
     if cost == "implausible" and time == "faster":  # time fell with the cost: plausible, and it passes
         return Decision.PASS, Signal.COST
     if cost == "fail":
@@ -147,7 +151,8 @@ def expected(time: str, cost: str, *, moments: bool = False) -> tuple[Decision, 
         return Decision.ERROR, Signal.COST
     if cost == "pass":
         return (Decision.INCONCLUSIVE, Signal.TIME) if time == "says_slower" else (Decision.PASS, Signal.COST)
-    return {"pass": Decision.PASS, "faster": Decision.PASS}.get(time, Decision.INCONCLUSIVE), Signal.TIME
+    passes = {"pass": Decision.PASS, "faster": Decision.PASS, "says_faster": Decision.PASS}
+    return passes.get(time, Decision.INCONCLUSIVE), Signal.TIME
 
 
 def judge(module, cells: list[Cell], base: list[Cell] | None = None, **ctx):
@@ -239,6 +244,26 @@ def test_head_vs_base_in_lockstep(time, cost, suite):
         check(rows, kind, expected("pass", cost, moments=True))
     else:
         check(rows, kind, expected(time, cost))
+
+
+@pytest.mark.parametrize(
+    ("time", "decision", "says"),
+    [
+        ("faster", Decision.PASS, "is a speedup, not a regression"),
+        ("says_faster", Decision.INCONCLUSIVE, "rounds decide"),
+    ],
+)
+def test_a_cost_fail_against_a_faster_time_says_both(time, decision, says):
+    """The reason of a row whose cost fails while its lockstep time is faster names both signals and what
+    happens next."""
+    module, kind, raw, lockstep, costs, _ = LOCKSTEP["hot_slice"]
+    cells, base = [timed(raw, [1.0] * 5), *_time_cell(lockstep, time)], [timed(raw, [1.0] * 5)]
+    with_cost(cells, "fail", costs, base=base)
+    [row] = [r for r in judge(module, cells, base, lockstep=True) if r.kind == kind]
+    assert row.decision is decision and row.signal is Signal.TIME
+    assert (
+        "instructions" in row.reason and says in row.reason and f"time {row.estimate.ratio:.3f}" in row.reason
+    )
 
 
 @pytest.mark.parametrize(("time", "cost"), GRID)
