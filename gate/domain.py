@@ -189,6 +189,8 @@ class Signal(StrEnum):
     )
     # a paired-head-vs-base row whose baseline's sources changed: the implementation's own rows judge it
     BASELINE = "baseline"
+    # a head-vs-base row whose benchmark failed on the base and runs on the head: nothing to time it against
+    REPAIRED = "repaired"
 
 
 class Kind(StrEnum):

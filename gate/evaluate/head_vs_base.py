@@ -8,6 +8,10 @@ asks for the lockstep pass instead (``moments``). The cost is the same kernel's,
 A kernel whose sources are the base's (the same kernel id in every run of both: ``Context.same_sources``) runs the
 same code on both sides: its rows pass by ``sources``, and the lockstep pass does not time it.
 
+A benchmark that failed on the base (its kernel or collector could not be built or raised) and runs on the head
+has nothing to be timed against: the head repairs the base. Its rows pass by ``repaired``; the head's correctness
+rows and its headline rows (against the baseline) still judge it.
+
 A cell measured on base but not on head is an error, unless the head ran its benchmark at other cells: then the
 head's profile no longer has it (e.g. the reference timed at one scale) and it goes to the context's ``dropped``.
 ``collector_head_vs_base`` (its own module) is the same comparison of the collector step."""
@@ -88,6 +92,19 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
                 )
             )
             continue
+        a = base.cell(b.time, task, impl, n, t)
+        if a is not None and a.status == "failed" and c is not None and c.status == "ok":
+            out.append(
+                Row(
+                    **where,
+                    margin=margin,
+                    decision=Decision.PASS,
+                    signal=Signal.REPAIRED,
+                    reason=f"failed on base {ctx.base_sha[:12]} ({(a.message or a.status)[:120]}) and runs on the "
+                    "head: nothing to time it against; the head's correctness and headline rows judge it",
+                )
+            )
+            continue
         paired = cells.cell(b.lockstep, task, impl, n, t) if ctx.lockstep else None
         if paired is not None and paired.status == "failed":
             out.append(error(f"lockstep: {paired.message}", margin=margin, **where))
@@ -97,7 +114,6 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
             note = f"timed against the base in lockstep ({paired.groups} worker pairs)"
             moments = False
         else:
-            a = base.cell(b.time, task, impl, n, t)
             if c is None or c.status != "ok":
                 state = "not measured" if c is None else (c.message or c.status)
                 out.append(error(f"head: {state}", margin=margin, **where))

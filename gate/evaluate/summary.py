@@ -101,6 +101,8 @@ def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
     named = {(r.task, r.impl) for r in deciding}
     better = [r for r in improved if (r.task, r.impl) not in named]
     parts += [_group(g, "faster") for g in _groups(better).values()]
+    repaired = [r for r in rows if r.signal == Signal.REPAIRED and (r.task, r.impl) not in named]
+    parts += [f"{_what(g[0])} runs again (it failed on the base)" for g in _groups(repaired).values()]
     if not parts:
         return f"{verdict}: every row within its margin ({len(rows)} rows)"
     undecided = sum(r.decision == Decision.INCONCLUSIVE for r in rows)

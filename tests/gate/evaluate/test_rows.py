@@ -266,6 +266,21 @@ def test_a_cost_fail_against_a_faster_time_says_both(time, decision, says):
     )
 
 
+@pytest.mark.parametrize("suite", list(LOCKSTEP))
+@pytest.mark.parametrize("lockstep", [True, False])
+def test_a_benchmark_that_failed_on_the_base_and_runs_on_the_head_is_repaired(suite, lockstep):
+    """The base could not build it (the lockstep pass could not time the base either): the head repairs the
+    base, nothing to time it against. A head on which it fails too is a correctness row, not a repair."""
+    module, kind, raw, paired, _, n = LOCKSTEP[suite]
+    base = [broken(raw, num_envs=n)]
+    cells = [timed(raw, [1.0] * 5, num_envs=n)] + ([broken(paired, num_envs=n)] if lockstep else [])
+    [row] = [r for r in judge(module, cells, base, lockstep=lockstep) if r.kind == kind]
+    assert (row.decision, row.signal) == (Decision.PASS, Signal.REPAIRED)
+    assert "failed on base" in row.reason and "the test says so" in row.reason
+    rows = judge(module, [broken(raw, num_envs=n)], base, lockstep=lockstep)
+    assert not [r for r in rows if r.kind == kind and r.decision is Decision.PASS]
+
+
 @pytest.mark.parametrize(("time", "cost"), GRID)
 def test_head_vs_base_from_raw_times_never_fails_by_time(time, cost):
     """Without the lockstep pass: the two commits' raw times, taken at different moments."""

@@ -99,3 +99,15 @@ def test_a_correctness_fail_names_the_check():
     assert headline(Verdict.REJECT, rows).startswith(
         "reject: g1_walk assembled correctness: parity: obs differs"
     )
+
+
+def test_a_head_that_repairs_the_base_says_what_runs_again():
+    rows = [
+        row(
+            kind=Kind.COLLECTOR_HEAD_VS_BASE, impl="assembled", threads=1, signal=Signal.REPAIRED, ratio=None
+        ),
+        row(threads=1),
+    ]
+    assert headline(Verdict.APPROVE, rows) == (
+        "approve: g1_walk assembled collector step runs again (it failed on the base); nothing else changed"
+    )
