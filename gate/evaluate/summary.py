@@ -23,6 +23,8 @@ SHOWN = 3  # groups named before "and N more"
 def _against(r: ComparisonRecord) -> str:
     if r.kind in VERSUS_BASE:
         return "the base" if r.kind != Kind.PAIRED_HEAD_VS_BASE else f"the base, relative to {r.baseline}"
+    if r.kind == Kind.BEST_THREADS:
+        return f"{r.baseline}, each at its best thread count"
     return r.baseline
 
 
@@ -59,8 +61,13 @@ def _group(rows: list[ComparisonRecord], word: str) -> str:
     first = rows[0]
     if first.kind in (Kind.CORRECTNESS, Kind.METER, Kind.MACHINE):
         return f"{_what(first)} {first.kind}: {first.reason[:90]}"
-    by_cost = [r.cost_ratio for r in rows if r.signal == Signal.COST and r.cost_ratio is not None]
-    by_time = [r.ratio for r in rows if r.signal != Signal.COST and r.ratio is not None]
+    # a slower row says the signal that failed it; a faster one is faster by its time, whatever passed it
+    by_cost = [
+        r.cost_ratio
+        for r in rows
+        if word == "slower" and r.signal == Signal.COST and r.cost_ratio is not None
+    ]
+    by_time = [r.ratio for r in rows if (word == "faster" or r.signal != Signal.COST) and r.ratio is not None]
     how = ", ".join(
         f"{_span(v)}{', ' + name if word == 'slower' else ''}"
         for name, v in (("time", by_time), ("instructions", by_cost))

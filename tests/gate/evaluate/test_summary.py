@@ -111,3 +111,18 @@ def test_a_head_that_repairs_the_base_says_what_runs_again():
     assert headline(Verdict.APPROVE, rows) == (
         "approve: g1_walk assembled collector step runs again (it failed on the base); nothing else changed"
     )
+
+
+def test_a_speedup_passed_by_cost_is_named_by_its_time_and_best_threads_say_so():
+    """Fewer instructions passed the row; the line says how much faster it runs, not the instruction ratio."""
+    rows = [row(threads=2, signal=Signal.COST, ratio=0.55, low=0.5, high=0.6, cost_ratio=0.99)]
+    assert headline(Verdict.APPROVE, rows) == (
+        "approve: g1_walk handwritten faster than the base at 2 threads (0.55x); nothing else changed"
+    )
+    slow = [
+        row(kind=Kind.BEST_THREADS, impl="assembled", decision=Decision.FAIL, ratio=1.5, low=1.4, high=1.6)
+    ]
+    assert headline(Verdict.REJECT, slow) == (
+        "reject: g1_walk assembled slower than handwritten, each at its best thread count at 2 threads "
+        "(1.50x, time); nothing else changed"
+    )
