@@ -23,7 +23,8 @@ def _files(tmp_path: Path, *named: scenarios.Scenario) -> Path:
 @pytest.mark.parametrize("name", list(scenarios.SCENARIOS))
 def test_every_scenario_changes_text_that_is_in_its_file_once(name, tmp_path):
     s = scenarios.SCENARIOS[name]
-    assert s.expected in ("approve", "reject") and s.edits
+    assert s.expected in ("approve", "reject", "error") and s.edits
+    assert s.expected != "error" or s.on  # only a revert the base's meter cannot judge
     tree = _files(tmp_path, s, *([scenarios.SCENARIOS[s.on]] if s.on else []))
     if s.on:  # a revert changes the head of the scenario it undoes
         scenarios.apply(tree, scenarios.SCENARIOS[s.on], "test")
@@ -38,7 +39,8 @@ def test_every_scored_regression_has_a_revert_that_restores_the_tree(tmp_path):
     assert {"serial_baseline", "extra_work", "hide_cost"} <= {s.name for s in regressions}
     for s in regressions:
         r = scenarios.SCENARIOS[f"revert_{s.name}"]
-        assert (r.on, r.expected, r.group, r.changed) == (s.name, "approve", "improvement", s.changed)
+        want = scenarios.REVERT_EXPECTED.get(s.name, "approve")
+        assert (r.on, r.expected, r.group, r.changed) == (s.name, want, "improvement", s.changed)
         tree = _files(tmp_path / s.name, s)
         before = {e.path: (tree / e.path).read_text() for e in s.edits}
         scenarios.apply(tree, s, "test")
