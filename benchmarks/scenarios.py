@@ -300,10 +300,10 @@ SCENARIOS = {
                 MOTION_EXTRA,
                 Edit(
                     "benchmarks/hot_slice.py",
-                    "        self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}",
-                    "        self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}\n"
-                    "        if 'time_steps' in self.snaps[impl]:\n"
-                    "            self.snaps[impl]['time_steps'][:] = 0",
+                    "            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}",
+                    "            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}\n"
+                    "            if 'time_steps' in self.snaps[impl]:\n"
+                    "                self.snaps[impl]['time_steps'][:] = 0",
                 ),
             ),
             "fail by cost: assembled g1_motion (the base's snapshot); a meter row names hot_slice.py",
