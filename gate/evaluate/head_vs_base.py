@@ -93,14 +93,15 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
             )
             continue
         a = base.cell(b.time, task, impl, n, t)
-        if a is not None and a.status == "failed" and c is not None and c.status == "ok":
+        broke = _failed_on_base(ctx, b, task, impl, n, t)
+        if broke is not None and c is not None and c.status == "ok":
             out.append(
                 Row(
                     **where,
                     margin=margin,
                     decision=Decision.PASS,
                     signal=Signal.REPAIRED,
-                    reason=f"failed on base {ctx.base_sha[:12]} ({(a.message or a.status)[:120]}) and runs on the "
+                    reason=f"failed on base {ctx.base_sha[:12]} ({(broke.message or broke.status)[:120]}) and runs on the "
                     "head: nothing to time it against; the head's correctness and headline rows judge it",
                 )
             )
@@ -133,6 +134,20 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
         row.moments = moments
         out.append(cost.with_cost(ctx, row, base, impl, margin=policy.cost_margin, costs=b.costs))
     return out + _gone(ctx, b)
+
+
+def _failed_on_base(ctx: Context, b: Benchmarks, task: str, impl: str, n: int, t: int):
+    """The base's failure at this cell: its time benchmark or a check of the same suite (the collector's
+    construction check, a parity check) raised there. Cost and lockstep passes are no such failure."""
+    for key, a in ctx.base.items():
+        if (
+            (key.task, key.impl, key.num_envs, key.threads) == (task, impl, n, t)
+            and a.status == "failed"
+            and key.benchmark not in NOT_CORRECTNESS
+            and key.benchmark.startswith("collector.") == b.collector
+        ):
+            return a
+    return None
 
 
 def _gone(ctx: Context, b: Benchmarks) -> list[Row]:

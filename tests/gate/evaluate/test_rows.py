@@ -281,6 +281,21 @@ def test_a_benchmark_that_failed_on_the_base_and_runs_on_the_head_is_repaired(su
     assert not [r for r in rows if r.kind == kind and r.decision is Decision.PASS]
 
 
+def test_a_collector_the_base_could_not_build_is_repaired_by_its_check_alone():
+    """The base's collector raised in its construction check, so its step was never timed: the check's failure
+    is the base's; the head's collector step runs."""
+    module, kind, raw, paired, _, n = LOCKSTEP["collector"]
+    base = [broken(COLLECTOR_CHECK, num_envs=n)]
+    cells = [timed(raw, [1.0] * 5, num_envs=n), broken(paired, num_envs=n)]
+    [row] = [r for r in judge(module, cells, base, lockstep=True) if r.kind == kind]
+    assert (row.decision, row.signal) == (Decision.PASS, Signal.REPAIRED)
+    cost_only = [
+        broken("cost.CollectorCost.track_instructions", num_envs=n)
+    ]  # not a failure of the collector
+    [row] = [r for r in judge(module, cells, cost_only, lockstep=True) if r.kind == kind]
+    assert row.signal is not Signal.REPAIRED
+
+
 @pytest.mark.parametrize(("time", "cost"), GRID)
 def test_head_vs_base_from_raw_times_never_fails_by_time(time, cost):
     """Without the lockstep pass: the two commits' raw times, taken at different moments."""
