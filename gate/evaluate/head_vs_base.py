@@ -8,9 +8,10 @@ asks for the lockstep pass instead (``moments``). The cost is the same kernel's,
 A kernel whose sources are the base's (the same kernel id in every run of both: ``Context.same_sources``) runs the
 same code on both sides: its rows pass by ``sources``, and the lockstep pass does not time it.
 
-A benchmark that failed on the base (its kernel or collector could not be built or raised) and runs on the head
-has nothing to be timed against: the head repairs the base. Its rows pass by ``repaired``; the head's correctness
-rows and its headline rows (against the baseline) still judge it.
+A benchmark that failed on the base (its kernel or collector could not be built or raised) and runs on the head,
+with no lockstep pass that timed the base's kernel, has nothing to be timed against: the head repairs the base.
+Its rows pass by ``repaired``; the head's correctness rows and its headline rows (against the baseline) still
+judge it.
 
 A cell measured on base but not on head is an error, unless the head ran its benchmark at other cells: then the
 head's profile no longer has it (e.g. the reference timed at one scale) and it goes to the context's ``dropped``.
@@ -93,8 +94,15 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
             )
             continue
         a = base.cell(b.time, task, impl, n, t)
+        paired = cells.cell(b.lockstep, task, impl, n, t) if ctx.lockstep else None
         broke = _failed_on_base(ctx, b, task, impl, n, t)
-        if broke is not None and c is not None and c.status == "ok":
+        # a lockstep pass that timed the base's kernel still judges it; otherwise there is nothing to time against
+        if (
+            broke is not None
+            and c is not None
+            and c.status == "ok"
+            and (paired is None or paired.status != "ok")
+        ):
             out.append(
                 Row(
                     **where,
@@ -106,7 +114,6 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
                 )
             )
             continue
-        paired = cells.cell(b.lockstep, task, impl, n, t) if ctx.lockstep else None
         if paired is not None and paired.status == "failed":
             out.append(error(f"lockstep: {paired.message}", margin=margin, **where))
             continue

@@ -289,11 +289,13 @@ def test_a_collector_the_base_could_not_build_is_repaired_by_its_check_alone():
     cells = [timed(raw, [1.0] * 5, num_envs=n), broken(paired, num_envs=n)]
     [row] = [r for r in judge(module, cells, base, lockstep=True) if r.kind == kind]
     assert (row.decision, row.signal) == (Decision.PASS, Signal.REPAIRED)
-    cost_only = [
-        broken("cost.CollectorCost.track_instructions", num_envs=n)
-    ]  # not a failure of the collector
+    # a failed cost pass is no failure of the collector
+    cost_only = [broken("cost.CollectorCost.track_instructions", num_envs=n)]
     [row] = [r for r in judge(module, cells, cost_only, lockstep=True) if r.kind == kind]
     assert row.signal is not Signal.REPAIRED
+    timed_pair = [timed(raw, [1.0] * 5, num_envs=n), timed(paired, [1.0] * 5, num_envs=n)]
+    [row] = [r for r in judge(module, timed_pair, base, lockstep=True) if r.kind == kind]
+    assert row.signal is not Signal.REPAIRED  # the lockstep pass timed the base's kernel: it judges
 
 
 @pytest.mark.parametrize(("time", "cost"), GRID)
