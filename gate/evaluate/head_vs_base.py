@@ -27,7 +27,7 @@ from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context
 from gate.evaluate.correctness import NOT_CORRECTNESS
-from gate.evaluate.row import Row, error, join, measured
+from gate.evaluate.row import Row, error, join, measured, passed
 
 
 @dataclass(frozen=True)
@@ -83,13 +83,12 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
         where = ctx.where(b.kind, task, impl, "base", n, t)
         if kernel := ctx.same_sources.get(f"{task}/{impl}"):
             out.append(
-                Row(
-                    **where,
-                    margin=margin,
-                    decision=Decision.PASS,
-                    signal=Signal.SOURCES,
-                    reason=f"the base's sources (kernel id {kernel}: kernels/ and the pins, less the other kernels' "
+                passed(
+                    Signal.SOURCES,
+                    f"the base's sources (kernel id {kernel}: kernels/ and the pins, less the other kernels' "
                     "own modules): the same code, not timed against the base (the policy's same_sources_pass)",
+                    margin=margin,
+                    **where,
                 )
             )
             continue
@@ -104,13 +103,12 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
             and (paired is None or paired.status != "ok")
         ):
             out.append(
-                Row(
-                    **where,
+                passed(
+                    Signal.REPAIRED,
+                    f"failed on base {ctx.base_sha[:12]} ({(broke.message or broke.status)[:120]}) and runs on "
+                    "the head: nothing to time it against; the head's correctness and headline rows judge it",
                     margin=margin,
-                    decision=Decision.PASS,
-                    signal=Signal.REPAIRED,
-                    reason=f"failed on base {ctx.base_sha[:12]} ({(broke.message or broke.status)[:120]}) and runs on the "
-                    "head: nothing to time it against; the head's correctness and headline rows judge it",
+                    **where,
                 )
             )
             continue

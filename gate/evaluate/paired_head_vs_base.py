@@ -16,11 +16,11 @@ record the ids, the row is judged as before."""
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import COST, PAIRED, Decision, Kind, Signal
+from gate.domain import COST, PAIRED, Kind, Signal
 from gate.evaluate import cost
 from gate.evaluate.cells import Summary, summary_of
 from gate.evaluate.context import Context
-from gate.evaluate.row import Row, join, measured
+from gate.evaluate.row import Row, join, measured, passed
 
 
 def ratio_summary(num: Summary, den: Summary) -> stats.Summary:
@@ -49,14 +49,13 @@ def rows(ctx: Context) -> list[Row]:
         where = ctx.where(Kind.PAIRED_HEAD_VS_BASE, key.task, key.impl, baseline, key.num_envs, key.threads)
         if f"{key.task}/{baseline}" in ctx.changed:
             out.append(
-                Row(
-                    **where,
-                    margin=margin,
-                    decision=Decision.PASS,
-                    signal=Signal.BASELINE,
-                    reason=f"the head changes the baseline {baseline} of {key.task} (its kernel id): {key.impl} / "
+                passed(
+                    Signal.BASELINE,
+                    f"the head changes the baseline {baseline} of {key.task} (its kernel id): {key.impl} / "
                     f"{baseline} moved to {estimate.ratio:.3f} of the base's with it, which says nothing of "
                     f"{key.impl}; each implementation's own head_vs_base rows judge the change",
+                    margin=margin,
+                    **where,
                 )
             )
             continue

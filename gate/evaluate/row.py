@@ -64,6 +64,12 @@ def error(reason: str, **where) -> Row:
     return Row(decision=Decision.ERROR, reason=reason, **where)
 
 
+def passed(signal: Signal, reason: str, **where) -> Row:
+    """A row passed without a measurement of its own, by what ``signal`` names (the base's sources, a changed
+    baseline, a repaired base)."""
+    return Row(decision=Decision.PASS, signal=signal, reason=reason, **where)
+
+
 def machine_error(machine: str, reason: str) -> Row:
     """A row about a whole machine: missing, measured on other hardware, nothing comparable."""
     return error(reason, machine=machine, kind=Kind.MACHINE)
