@@ -375,6 +375,14 @@ def _gate(tree: Path, base: str, head: str, db: str, env: dict, max_minutes: flo
         return {"verdict": "error", "reasons": [done.stderr[-2000:]], "comparisons": []}, done.stderr
 
 
+def by_role(text: str, commits: dict[str, str]) -> str:
+    """``text`` with each commit (its full sha or the 12-character prefix outputs quote) named by its role
+    (``{sha: "BASE"}``): a kept record reads the same whichever commits the run made."""
+    for sha, role in commits.items():
+        text = text.replace(sha, role).replace(sha[:12], role)
+    return text
+
+
 def _blamed(evaluation: dict, changed: tuple[str, ...]) -> list[str]:
     """The fail and error rows on an implementation the change does not touch (``changed``: ``task/impl``
     patterns): a reviewer sent to the wrong code. Rows about the meter or the machine name no implementation."""
@@ -474,6 +482,8 @@ def run_once(
                 for what, key, c in (("time", "ratio", top), ("cost", "cost_ratio", top_cost))
                 if c
             )
+            roles = {bases[s.on]: "BASE", head: "HEAD"}
+            evaluation = json.loads(by_role(json.dumps(evaluation), roles))
             result = Result(
                 run=number,
                 scenario=name,

@@ -150,3 +150,11 @@ SOME BENCHMARKS HAVE CHANGED SIGNIFICANTLY.
         "- hot_slice.HotSlice.time_update_state('g1_motion', 'numpy', 4096, 1): 2.58±0.8ms -> 1.95±0.4ms (0.76)",
     ]
     assert scenarios._asv_changes("BENCHMARKS NOT SIGNIFICANTLY CHANGED.\n") == []
+
+
+def test_kept_results_name_commits_by_role():
+    base, head = "a" * 40, "b" * 40
+    text = f"policy at base {base[:12]}; head {head} measured; a kernel id 0123456789abcdef stays"
+    assert scenarios.by_role(text, {base: "BASE", head: "HEAD"}) == (
+        "policy at base BASE; head HEAD measured; a kernel id 0123456789abcdef stays"
+    )
