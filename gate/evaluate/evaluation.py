@@ -128,7 +128,13 @@ def evaluate(
     rows += meter.baselines(judged_runs, required, labels, policy.baseline)
     dropped: list[str] = []
     groups: list[tuple[tuple[str, str], list[Row]]] = []  # each machine and placement's rows
+    changed_by: dict[
+        tuple[str, str], frozenset[str]
+    ] = {}  # the kernels the head changed, per machine/placement
     for (m, placement), cells in sorted(head_by.items()):
+        changed_by[m, placement] = changed_sources(
+            head_runs.get((m, placement), []), base_runs.get((m, placement), [])
+        )
         ctx = Context(
             machine=m,
             placement=labels[placement],
@@ -143,7 +149,7 @@ def evaluate(
             same_sources=same_sources(head_runs.get((m, placement), []), base_runs.get((m, placement), []))
             if policy.same_sources_pass
             else {},
-            changed=changed_sources(head_runs.get((m, placement), []), base_runs.get((m, placement), [])),
+            changed=changed_by[m, placement],
             dropped=dropped,
         )
         group = [r for kind in KINDS for r in kind.rows(ctx)]
@@ -158,12 +164,8 @@ def evaluate(
     tally.decide(rows, policy, extra=set(compare) - set(policy.compare))
     if policy.inherited_pass and not same:
         _inherit(groups, base_by, labels, policy, compare, floors, reasons)
-    for (m, placement), group in groups:
-        _new_baseline(
-            group,
-            changed_sources(head_runs.get((m, placement), []), base_runs.get((m, placement), [])),
-            policy.baseline,
-        )
+    for key, group in groups:
+        _new_baseline(group, changed_by[key], policy.baseline)
     verdict = tally.verdict(rows, reasons)
     return Outcome(
         verdict=verdict,
