@@ -60,7 +60,7 @@ def explain(row: Row, policy: Policy) -> None:
         row.estimate,
         cost=cost_decision,
         cost_error=row.cost_error,
-        faster=None if row.moments else row.faster,  # raw times of two moments never clear a cost fail
+        faster=row.faster,
     )
     row.decision, row.signal = out.decision, out.signal
     if out.decision is Decision.INCONCLUSIVE:

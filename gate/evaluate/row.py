@@ -36,7 +36,8 @@ class Row:
     cost: stats.Estimate | None = None  # the exact cost estimate, when measured
     cost_error: str | None = None
     moments: bool = False  # time from two measurements taken at different moments: never fails on its own
-    faster: bool = False  # time faster beyond the fail margin, past false-discovery control, paired in time
+    # time faster beyond the fail margin past false-discovery control; None: not paired in time, never faster
+    faster: bool | None = None
     q_faster: float | None = None  # the q-value of "faster" over the row's family
 
     def record(self) -> ComparisonRecord:

@@ -25,7 +25,8 @@ def decide(rows: list[Row], policy: Policy, *, extra: set[str]) -> None:
             family, decisions, stats.faster_all(estimates), strict=True
         ):
             row.decision, row.q_value, row.q_faster = decision, q, q_faster
-            row.faster = faster and not row.moments  # a fast phase of the machine can look like a speedup
+            # raw times of two moments never clear a cost fail: a fast phase of the machine can look like a speedup
+            row.faster = None if row.moments else faster
             if row.moments and decision is Decision.FAIL:  # a slow phase of the machine can look like this
                 row.decision = Decision.INCONCLUSIVE
                 row.reason = join(row.reason, MOMENTS)
