@@ -83,8 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="fusegate",
         description="Performance-regression gate for fused RL-environment kernels.",
-        epilog="exit codes: 0 approve, 1 reject, 2 inconclusive, 3 error, 64 usage, 78 configuration "
-        "(docs/cli.md#exit-codes)",
+        epilog=exits.epilog(),
     )
     parser.add_argument("--version", action="version", version=f"fusegate {version()}")
     top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)

@@ -1,13 +1,17 @@
 """The fusegate command line: exit codes, JSON shape, errors at the boundary."""
 
 import json
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 
 import kernels
 from gate import cli
 from gate.cli import exits
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_parity_json_passes(capsys):
@@ -275,4 +279,11 @@ def test_version_and_the_exit_codes_in_the_help(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "0 approve, 1 reject, 2 inconclusive, 3 error, 64 usage, 78 configuration" in text
+    assert "0 approve, 1 reject, 2 inconclusive, 3 error, 64 usage, 75 upload" in text
+    # the help, docs/cli.md's table and the README name the same codes, each one the commands return
+    helped = {int(c) for c in re.findall(r"(?:codes:|,) (\d+) ", text)}
+    table = {int(c) for c in re.findall(r"^\| (\d+) \|", (ROOT / "docs" / "cli.md").read_text(), re.M)}
+    readme = (ROOT / "README.md").read_text()
+    sentence = readme[readme.index("The exit code is the verdict") :].split("\n\n")[0]
+    said = {int(c) for c in re.findall(r"\b(\d+) (?:approve|reject|inconclusive|error|is|an|a)\b", sentence)}
+    assert helped == table == said == set(exits.CODES), (helped, table, said)

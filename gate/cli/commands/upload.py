@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gate.cli import output
+from gate.cli import exits, output
 from gate.cli.options import DEFAULT_RESULTS, need, settings
 
 NAME = ("upload",)
@@ -26,9 +26,6 @@ def arguments(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="keep retrying an unreachable service this long (default 600 s), then exit 75 with the results kept",
     )
-
-
-EXIT_KEPT = 75  # EX_TEMPFAIL: results kept on disk for the next upload
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         sent = runner.deliver(spool_dir, url=url, token=token, retry_for=args.retry_for)
     except runner.UploadError as exc:
         console.print(f"[yellow]{exc}[/]", soft_wrap=True)
-        return EXIT_KEPT
+        return exits.KEPT
     for s in sent:
         console.print(f"{s.file}: {s.outcome} ({s.detail})")
     if not sent:
