@@ -21,7 +21,7 @@ from kernels.contract import TaskContract
 from kernels.spec import TaskPlan
 
 # Thread cap: a fused kernel uses at most one thread per MIN_ENVS_PER_THREAD envs. Below that, waking another
-# thread costs more than the envs it takes over. Measured with the cap lifted (README, "Thread cap"):
+# thread costs more than the envs it takes over (docs/development.md). Measured with the cap lifted:
 #   FUSEGATE_MIN_ENVS_PER_THREAD=1 fusegate kernels bench --task g1_walk --impl handwritten \
 #       --num-envs 8,16,32,64,128 --threads 1,2 --repeats 50
 # On the 2-core development machine 2 threads tie 1 thread at 16 envs and win by 12% at 32 envs. The variable

@@ -6,8 +6,10 @@
 # Run from a checkout of BASE (its fusegate measures and judges: meter, policy and evaluation are the base's; the
 # head contributes only its kernels/). Installs fusegate into .venv and valgrind when missing (as root, Debian's
 # package), measures the base and the head's subject with the base's meter in lockstep (fusegate gate --measure,
-# the quick profile, SQLite in .fusegate/store.db), appends the verdict as markdown to $GITHUB_STEP_SUMMARY when
-# set, and exits with the verdict's code: 0 approve, 1 reject, 2 inconclusive, 3 error (64/78: usage/config).
+# the quick profile, SQLite in .fusegate/store.db), appends the verdict's summary as markdown to
+# $GITHUB_STEP_SUMMARY when set, and exits with the verdict's code: 0 approve, 1 reject, 2 inconclusive, 3 error
+# (64/78: usage/config). Its --max-minutes is $FUSEGATE_MAX_MINUTES, default 25 (not the gate's 15): a hosted
+# runner measures base and head from empty caches, compiling every kernel twice.
 # With FUSEGATE_URL and FUSEGATE_TOKEN set (not for fork pull requests: they get no secrets), it also uploads the
 # results to a fusegate service.
 set -uo pipefail
