@@ -1,5 +1,9 @@
 """What the bot tells GitHub, as pure functions: the commit status of a check and the PR comment's markdown.
 
+The comment and a CI job's step summary render the same verdict summary (``gate.evaluate.summary``) in markdown
+that fits a narrow column: the verdict word as the heading, the headline, the commits and the counts, one line per
+finding with reference-style links to its dashboard cell, then every row collapsed in ``<details>``.
+
 Status states map the gate's verdicts: approve -> success, reject -> failure, error -> error; inconclusive stays
 pending while the policy's round budget lasts (the runners are asked for more rounds) and is a failure once the
 budget is spent (inconclusive is never a pass). Machines that have not reported keep the status pending until the
@@ -8,16 +12,27 @@ check's deadline, then it is an error that names them.
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import quote, urlencode
 
-from gate.domain import Decision, Verdict
-from gate.evaluate.summary import headline
+from gate.domain import Decision, Kind, Verdict
+from gate.evaluate import summary as digest
 from gate.policy import POLICY_FILE, Policy
 
 CONTEXT = "fusegate"
 MARKER = "<!-- fusegate:pr-comment -->"  # the bot's one comment per pull request is found by this
-MAX_ROWS = 60  # cells listed in the comment, problems first; the link has all of them
+MAX_ROWS = 60  # cells listed in the comment's collapsed table, problems first; the link has all of them
+WIDTH = 120  # no line outside the collapsed table is wider
+SHOWN = 4  # findings listed before "and N more"
+MARK = {
+    Decision.FAIL: "fail",
+    Decision.ERROR: "error",
+    Decision.INCONCLUSIVE: "open",
+    Decision.PASS: "better",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,6 +178,77 @@ def verdict_table(evaluation) -> list[str]:
     return [*lines, "", *(f"- {_escape(r)}" for r in evaluation.reasons)]
 
 
+def cell_link(site: str, c) -> str:
+    """The dashboard page of one row's cell: its history for a measured cell, else the PR page's rows."""
+    if c.num_envs and c.threads and c.task and c.impl and not c.kind.startswith("collector"):
+        query = {
+            "metric": "paired" if c.kind == Kind.IMPL_VS_BASELINE else "time",
+            "task": c.task,
+            "impl": c.impl,
+            "num_envs": c.num_envs,
+            "threads": c.threads,
+        }
+        return f"{site}/history/{quote(c.machine, safe='')}?{urlencode(query)}"
+    return ""
+
+
+def _wrap(text: str, indent: str = "") -> list[str]:
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def summary_markdown(s: digest.VerdictSummary, *, site: str = "") -> tuple[list[str], list[str]]:
+    """The summary's findings as markdown list items (each within ``WIDTH``), and their link definitions: one
+    per finding whose worst row has a dashboard cell, when ``site`` (the service's URL) is set."""
+    lines, links = [], []
+    listed = s.listed
+    for f in listed[:SHOWN]:
+        text = f"- **{MARK[f.decision]}** {_escape(f.what)} vs {_escape(f.against)}: {_escape(f.how_much)}"
+        where = " · ".join(x for x in (f.where, f.then) if x)
+        url = cell_link(site, f.worst) if site else ""
+        if url:
+            links.append(f"[{len(links) + 1}]: {url}")
+            where += f" · [cell][{len(links)}]"
+        lines += _wrap(text, "  ") + _wrap(f"  {_escape(where)}", "  ")
+    if len(listed) > SHOWN:
+        lines.append(f"- and {len(listed) - SHOWN} more: every row is below")
+    if s.open_note:
+        lines += _wrap(f"- **{MARK[Decision.INCONCLUSIVE]}** {_escape(s.open_note)}", "  ")
+    return lines, links
+
+
+def markdown(
+    evaluation, *, heading: str, commits: str = "", site: str = "", link: str = "", notes: Sequence[str] = ()
+) -> str:
+    """A verdict as markdown: ``heading``, the headline, ``notes``, the commits and the counts, the findings, the
+    ratio's direction and ``link``, then every row and the reasons collapsed."""
+    s = digest.of(evaluation)
+    findings, links = summary_markdown(s, site=site)
+    lines = [heading, "", *_wrap(f"**{_escape(s.headline)}**"), "", *notes]
+    lines += _wrap(" · ".join(x for x in (commits, s.counts) if x))
+    if findings:
+        lines += ["", *findings]
+    tail = f"{digest.RATIO[0].upper()}{digest.RATIO[1:]}."
+    lines += ["", *_wrap(tail + (f" [Full verdict]({link})" if link else ""))]
+    lines += [
+        "",
+        f"<details><summary>All {len(evaluation.comparisons)} rows and the reasons</summary>",
+        "",
+        *verdict_table(evaluation),
+    ]
+    if links:
+        lines += ["", *links]
+    lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def heading_word(status: Status, evaluation) -> str:
+    """The comment's heading: the verdict's word (approve / reject / inconclusive / error), as the terminal and
+    the dashboard say it; before a verdict, waiting or error."""
+    if evaluation is not None and evaluation.comparisons:
+        return str(evaluation.verdict)
+    return "error" if status.state == "error" else "waiting"
+
+
 def comment(
     *,
     status: Status,
@@ -173,25 +259,32 @@ def comment(
     evaluation=None,
     policy_source: str = "",
     policy_edited: bool = False,
+    site: str = "",
 ) -> str:
-    """The PR comment: the hidden marker, the status, the policy note, and the verdict table when there is one."""
-    lines = [
-        MARKER,
-        f"### fusegate: {status.state}",
-        "",
-        f"**{_escape(status.description)}**",
-        "",
-        f"base `{base_sha[:12]}` ({base_ref}) -> head `{head_sha[:12]}`"
-        + (f" · policy: {policy_source}" if policy_source else ""),
-    ]
+    """The PR comment: the hidden marker, the verdict's summary (or the status while there is none), the policy
+    note, and every row collapsed. ``site``: the service's URL, for links to the findings' cells."""
+    commits = f"base `{base_sha[:12]}` ({base_ref}) -> head `{head_sha[:12]}`"
+    note = []
     if policy_edited:
-        lines += [
+        note = [
+            *_wrap(
+                f"> This pull request edits `{POLICY_FILE}`. It is judged by the policy of the base commit "
+                f"`{base_sha[:12]}`; the edited policy applies once it is merged.",
+                "> ",
+            ),
             "",
-            f"> This pull request edits `{POLICY_FILE}`. It is judged by the policy of the base commit "
-            f"`{base_sha[:12]}`; the edited policy applies once it is merged.",
         ]
+    heading = f"### fusegate: {heading_word(status, evaluation)}"
     if evaluation is not None and evaluation.comparisons:
-        lines[3:3] = [f"{_escape(headline(evaluation.verdict, evaluation.comparisons))}", ""]
-        lines += ["", *verdict_table(evaluation)]
+        if status.state == "pending":  # the verdict so far, and what the check waits for
+            commits += f" · {_escape(status.description)}"
+        return f"{MARKER}\n" + markdown(
+            evaluation, heading=heading, commits=commits, site=site, link=link, notes=note
+        )
+    lines = [MARKER, heading, "", *_wrap(f"**{_escape(status.description)}**"), "", commits]
+    if policy_source:
+        lines += _wrap(f"policy: {policy_source}")
+    if note:
+        lines += ["", *note[:-1]]
     lines += ["", f"[Full verdict]({link})"]
     return "\n".join(lines) + "\n"

@@ -195,6 +195,7 @@ class Worker:
             evaluation=evaluation,
             policy_source=source,
             policy_edited=policies.edits_policy(self.repo, job.base_sha, job.head_sha),
+            site=self.public_url,
         )
         digest = hashlib.sha256(body.encode()).hexdigest()
         if digest != job.comment_digest:

@@ -131,6 +131,16 @@ def minutes(text: str) -> float:
     return value
 
 
+def rows_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rows",
+        choices=("summary", "all"),
+        default="summary",
+        help="summary (default): the verdict, the findings that decided it, the undecided rows, the passes "
+        "counted; all: every row's table and the evaluation's reasons",
+    )
+
+
 def db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import math
+import textwrap
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -101,14 +103,67 @@ def verdict_table(evaluation) -> Table:
     return table
 
 
-def print_verdict(evaluation) -> None:
-    """The verdict's first line, its table and its reasons on stdout (``fusegate gate``, ``fusegate run``)."""
-    from gate.evaluate.summary import headline
+WIDTH = 100  # the summary's columns: it reads the same in a terminal, a CI log and a narrow pane
+SHOWN = 6  # findings listed before "and N more"
+MARK = {
+    Decision.FAIL: "fail",
+    Decision.ERROR: "error",
+    Decision.INCONCLUSIVE: "open",
+    Decision.PASS: "better",
+}
+
+
+def summary_lines(summary, *, base_sha: str, head_sha: str, width: int = WIDTH) -> list[str]:
+    """The verdict as ``fusegate gate`` prints it by default (``gate.evaluate.summary.VerdictSummary``): the
+    headline, the commits and the counts, one finding per implementation that decided it (what and how much, then
+    where), the undecided ones and what would decide them, the improvements, the verdict's reason. Every line fits
+    ``width`` columns."""
+    from gate.evaluate.summary import RATIO
+
+    def wrap(text: str, indent: str = "", first: str = "") -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent or " " * len(first))
+
+    lines = wrap(summary.headline)
+    lines += wrap(f"base {base_sha[:12]} -> head {head_sha[:12]} · {summary.counts}")
+    listed = summary.listed
+    if listed or summary.open_note:
+        lines.append("")
+    for f in listed[:SHOWN]:
+        mark = f"{MARK[f.decision]:<6} "
+        lines += wrap(f"{f.what} vs {f.against}: {f.how_much}", first=mark)
+        lines += wrap(" · ".join(x for x in (f.where, f.then) if x), first=" " * len(mark))
+    if len(listed) > SHOWN:
+        lines.append(f"and {len(listed) - SHOWN} more: --rows all lists every row")
+    if summary.open_note:
+        lines += wrap(summary.open_note, first=f"{MARK[Decision.INCONCLUSIVE]:<6} ")
+    lines.append("")
+    if summary.reason:
+        lines += wrap(summary.reason)
+    lines += wrap(f"{RATIO} · every row: --rows all")
+    if summary.policy:
+        lines += wrap(f"policy: {summary.policy}")
+    return lines
+
+
+def print_verdict(evaluation, *, rows: str = "summary") -> None:
+    """The verdict on stdout (``fusegate gate``, ``fusegate run``): its summary, or with ``rows="all"`` the
+    headline, every row's table and the evaluation's reasons."""
+    from gate.evaluate import summary
 
     out = console()
     style = VERDICT_STYLE.get(evaluation.verdict, "")
+    if rows != "all":
+        first, *rest = summary_lines(
+            summary.of(evaluation), base_sha=evaluation.base_sha, head_sha=evaluation.head_sha
+        )
+        out.print(f"[{style}]{escape(first)}[/]", markup=True, highlight=False)
+        for line in rest:
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+        return
     out.print(
-        f"[{style}]{headline(evaluation.verdict, evaluation.comparisons)}[/]", markup=True, highlight=False
+        f"[{style}]{summary.headline(evaluation.verdict, evaluation.comparisons)}[/]",
+        markup=True,
+        highlight=False,
     )
     out.print(verdict_table(evaluation))
     for line in verdict_lines(evaluation):

@@ -16,8 +16,10 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from gate.bot.report import cell_link
 from gate.dashboard import api, data
 from gate.domain import Decision
+from gate.evaluate import summary
 from gate.web import ReadSessionDep, latest_verdict
 
 HERE = Path(__file__).parent
@@ -31,6 +33,7 @@ DECISIONS = {  # Okabe-Ito colours (safe for colour-blind readers); the word and
 }
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["DECISIONS"] = DECISIONS
+templates.env.globals["RATIO"] = summary.RATIO
 templates.env.filters["seg"] = lambda text: quote(str(text), safe="")  # a URL path segment
 router = APIRouter(include_in_schema=False)
 
@@ -113,7 +116,9 @@ def pr_page(request: Request, base: str, head: str, session: ReadSessionDep):
         (c for c in e.comparisons if c.decision != Decision.PASS), key=lambda c: order.get(c.decision, 3)
     )
     passes = [c for c in e.comparisons if c.decision == Decision.PASS]
-    return _page(request, "pr.html", e=e, problems=problems, passes=passes)
+    s = summary.of(e)
+    findings = [(f, cell_link("", f.worst)) for f in s.listed]
+    return _page(request, "pr.html", e=e, s=s, findings=findings, problems=problems, passes=passes)
 
 
 def install(app: FastAPI) -> None:

@@ -1,17 +1,20 @@
-"""The reviewer's first line: the verdict and the implementations that decided it, regressed or improved.
+"""The verdict read in ten seconds: the reviewer's first line, then one finding per implementation that decided it.
 
     reject: g1_walk handwritten slower than the base at 2 threads (1.98x, time); nothing else changed
     approve: g1_walk handwritten faster than the base at 1, 2 threads (0.41-0.83x); nothing else changed
 
-Built from the stored rows (``ComparisonRecord``), so every renderer (the terminal, the step summary, the PR
-comment, the dashboard) shows the same sentence for the same verdict. A row's ratio is head/base or
-implementation/baseline: above 1 is slower.
+``headline`` is that first line; ``summarize`` builds the whole summary once (``VerdictSummary``): the headline,
+the findings that decided the verdict (each implementation and kind: what, where, how much, which signal), the
+improvements, the undecided rows and what would decide them, and the passes counted. Built from the stored rows
+(``ComparisonRecord``), so every renderer (the terminal, the step summary, the PR comment, the dashboard) says
+the same for the same verdict. A row's ratio is head/base or implementation/baseline: above 1 is slower.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gate.domain import ComparisonRecord, Decision, Kind, Signal, Verdict
 
@@ -76,10 +79,13 @@ def _group(rows: list[ComparisonRecord], word: str) -> str:
     return f"{_what(first)} {word} than {_against(first)}{_threads(rows)}" + (f" ({how})" if how else "")
 
 
-def _groups(rows: Sequence[ComparisonRecord]) -> dict[tuple, list[ComparisonRecord]]:
+def _groups(
+    rows: Sequence[ComparisonRecord], *, by_decision: bool = False
+) -> dict[tuple, list[ComparisonRecord]]:
     out: dict[tuple, list[ComparisonRecord]] = defaultdict(list)
     for r in rows:
-        out[(r.task, r.impl, r.kind in VERSUS_BASE, r.kind)].append(r)
+        key = (r.task, r.impl, r.kind in VERSUS_BASE, r.kind)
+        out[(*key, r.decision) if by_decision else key].append(r)
     return out
 
 
@@ -115,3 +121,216 @@ def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
     undecided = sum(r.decision == Decision.INCONCLUSIVE for r in rows)
     rest = f"{undecided} row{'s' if undecided > 1 else ''} undecided" if undecided else "nothing else changed"
     return f"{verdict}: {_listed(parts)}; {rest}"
+
+
+# --- the whole summary ----------------------------------------------------------------------------------------
+
+RATIO = "ratios are head/base or implementation/baseline: above 1 is slower"
+NAMED = {Kind.CORRECTNESS, Kind.METER, Kind.MACHINE}  # rows a figure cannot say: their reason does
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One implementation's rows of one kind with one decision, said as a line: what, where, how much, by what."""
+
+    decision: Decision
+    word: str  # slower | faster | undecided | error | failed | runs again
+    what: str  # "g1_walk assembled", "g1_walk assembled collector step", a machine
+    against: str  # "the base", "handwritten", ...
+    scales: tuple[int, ...]
+    threads: tuple[int, ...]
+    placements: tuple[str, ...]  # "machine" or "machine placement"
+    worst: ComparisonRecord  # the row whose figure is quoted: the most extreme one
+    rows: tuple[ComparisonRecord, ...]
+    then: str = ""  # what would decide it (undecided rows)
+
+    @property
+    def where(self) -> str:
+        parts = []
+        if self.scales:
+            parts.append("N=" + ", ".join(map(str, self.scales)))
+        if self.threads:
+            parts.append(f"{', '.join(map(str, self.threads))} thr")
+        parts.append(", ".join(self.placements))
+        if len(self.rows) > 1:
+            parts.append(f"{len(self.rows)} rows")
+        return " · ".join(p for p in parts if p)
+
+    @property
+    def how_much(self) -> str:
+        """The worst row's figure in words: ``1.98x slower [1.90, 2.05] by time``, or its reason when no figure
+        says it (correctness, meter, machine, missing data)."""
+        r = self.worst
+        if r.kind in NAMED or (r.ratio is None and r.cost_ratio is None):
+            return r.reason
+        if r.signal == Signal.COST and r.cost_ratio is not None and self.word != "faster":
+            text = f"instructions {r.cost_ratio:.4f}x ({r.cost_ratio - 1:+.1%}) by cost"
+            if r.ratio is not None:
+                text += f"; time {r.ratio:.2f}x"
+            return text
+        if r.ratio is None:
+            return r.reason
+        word = self.word if self.word in ("slower", "faster") else ("slower" if r.ratio > 1 else "faster")
+        interval = f" [{r.low:.2f}, {r.high:.2f}]" if r.low is not None and r.high is not None else ""
+        if word == "faster" and r.signal != Signal.TIME:  # faster in time, whatever signal passed the row
+            return f"{r.ratio:.2f}x faster{interval} in time; passed by {r.signal}"
+        return f"{r.ratio:.2f}x {word}{interval} by {r.signal}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerdictSummary:
+    """What every rendering of a verdict says, in the order it says it."""
+
+    verdict: Verdict
+    headline: str
+    decided: tuple[Finding, ...]  # the rows that decided the verdict: fails (reject), errors (error)
+    improved: tuple[Finding, ...]  # implementations faster than the base, or running again
+    undecided: tuple[Finding, ...]
+    passed: int
+    passed_by: tuple[tuple[str, int], ...]  # (signal, rows), most first
+    total: int
+    reason: str  # the verdict's own sentence (the last of the evaluation's reasons)
+    policy: str
+
+    @property
+    def listed(self) -> tuple[Finding, ...]:
+        """The findings a rendering lists, in order: what decided the verdict (for inconclusive, the undecided
+        rows), the other fails and errors, then the improvements."""
+        if self.verdict == Verdict.INCONCLUSIVE:
+            return (*self.undecided, *self.improved)
+        others = tuple(f for f in self.undecided if f.decision != Decision.INCONCLUSIVE)
+        return (*self.decided, *others, *self.improved)
+
+    @property
+    def open_note(self) -> str:
+        """One sentence for undecided rows that did not decide the verdict (a reject or an error does not wait
+        for them); empty when there are none or they are listed."""
+        rows = [r for f in self.undecided if f.decision == Decision.INCONCLUSIVE for r in f.rows]
+        if not rows or self.verdict == Verdict.INCONCLUSIVE:
+            return ""
+        names = sorted({f.what for f in self.undecided if f.decision == Decision.INCONCLUSIVE})
+        return f"{len(rows)} rows undecided ({', '.join(names)}): the {self.verdict} does not wait for them"
+
+    @property
+    def counts(self) -> str:
+        """``52 rows: 6 fail, 46 pass (27 cost, 19 sources)``."""
+        tally = Counter(r.decision for f in (*self.decided, *self.undecided) for r in f.rows)
+        parts = [
+            f"{tally[d]} {d}" for d in (Decision.FAIL, Decision.ERROR, Decision.INCONCLUSIVE) if tally[d]
+        ]
+        by = ", ".join(f"{n} {signal}" for signal, n in self.passed_by)
+        parts.append(f"{self.passed} pass" + (f" ({by})" if by else ""))
+        return f"{self.total} rows: " + ", ".join(parts)
+
+
+def _worst(rows: list[ComparisonRecord], word: str) -> ComparisonRecord:
+    def figure(r: ComparisonRecord) -> float:
+        if r.signal == Signal.COST and r.cost_ratio is not None and word != "faster":
+            return r.cost_ratio
+        return r.ratio if r.ratio is not None else 1.0
+
+    return min(rows, key=figure) if word == "faster" else max(rows, key=figure)
+
+
+def _placement(r: ComparisonRecord) -> str:
+    """The row's placement: its detail, or what a best-thread row's detail holds in brackets."""
+    if r.kind == Kind.BEST_THREADS:
+        return r.detail.rpartition("[")[2].rstrip("]") if "[" in r.detail else ""
+    return "" if r.kind in NAMED else r.detail
+
+
+def _finding(rows: list[ComparisonRecord], decision: Decision, word: str, then: str = "") -> Finding:
+    first = rows[0]
+    placements = sorted({" ".join(x for x in (r.machine, _placement(r)) if x) for r in rows})
+    return Finding(
+        decision=decision,
+        word=word,
+        what=_what(first),
+        against=_against(first) if first.kind not in NAMED else first.kind.value,
+        scales=tuple(sorted({r.num_envs for r in rows if r.num_envs})),
+        threads=tuple(sorted({r.threads for r in rows if r.threads})),
+        placements=tuple(placements),
+        worst=_worst(rows, word),
+        rows=tuple(rows),
+        then=then,
+    )
+
+
+def _undecided(rows: list[ComparisonRecord], max_rounds: int | None) -> str:
+    fewest = min(r.groups for r in rows)
+    if max_rounds is None:
+        return f"more rounds would decide ({fewest} processes so far)"
+    if fewest < max_rounds:
+        return f"more rounds would decide (from {fewest} of at most {max_rounds} processes)"
+    return f"the round budget ({max_rounds} processes) is spent: inconclusive is not a pass"
+
+
+def summarize(
+    verdict: Verdict | str,
+    comparisons: Sequence[ComparisonRecord],
+    *,
+    reasons: Sequence[str] = (),
+    policy: str = "",
+    max_rounds: int | None = None,
+) -> VerdictSummary:
+    """The summary of one evaluation: ``headline`` first, then the findings, the undecided rows and the passes."""
+    verdict = Verdict(verdict)
+    rows = list(comparisons)
+    deciding = {Verdict.REJECT: Decision.FAIL, Verdict.ERROR: Decision.ERROR}.get(verdict)
+    decided = [
+        _finding(
+            g, deciding, "slower" if deciding == Decision.FAIL and g[0].kind not in NAMED else str(deciding)
+        )
+        for g in _groups([r for r in rows if r.decision == deciding]).values()
+    ]
+    # a failed row beside an error verdict, or an error beside a reject, still needs reading: listed as undecided
+    other = [
+        r
+        for r in rows
+        if r.decision in (Decision.FAIL, Decision.ERROR, Decision.INCONCLUSIVE) and r.decision != deciding
+    ]
+    undecided = [
+        _finding(g, g[0].decision, "undecided", _undecided(g, max_rounds))
+        if g[0].decision == Decision.INCONCLUSIVE
+        else _finding(g, g[0].decision, str(g[0].decision))
+        for g in _groups(other, by_decision=True).values()
+    ]
+    named = {(r.task, r.impl) for f in decided for r in f.rows}
+    improved = [
+        _finding(g, Decision.PASS, "faster")
+        for g in _groups(
+            [r for r in rows if faster(r) and r.kind in VERSUS_BASE and (r.task, r.impl) not in named]
+        ).values()
+    ]
+    improved += [
+        _finding(g, Decision.PASS, "runs again")
+        for g in _groups(
+            [r for r in rows if r.signal == Signal.REPAIRED and (r.task, r.impl) not in named]
+        ).values()
+    ]
+    passes = [r for r in rows if r.decision == Decision.PASS]
+    by = Counter(str(r.signal) for r in passes)
+    return VerdictSummary(
+        verdict=verdict,
+        headline=headline(verdict, rows),
+        decided=tuple(decided),
+        improved=tuple(improved),
+        undecided=tuple(undecided),
+        passed=len(passes),
+        passed_by=tuple(by.most_common()),
+        total=len(rows),
+        reason=reasons[-1] if reasons else "",
+        policy=policy,
+    )
+
+
+def of(evaluation) -> VerdictSummary:
+    """The summary of a stored evaluation (``EvaluationRecord`` or the API's ``EvaluationOut``)."""
+    budget = (evaluation.policy or {}).get("max_rounds")
+    return summarize(
+        evaluation.verdict,
+        evaluation.comparisons,
+        reasons=evaluation.reasons,
+        policy=evaluation.policy_source,
+        max_rounds=int(budget) if budget else None,
+    )

@@ -280,7 +280,10 @@ def test_cli_gate_exit_codes_and_json(tmp_path, repo, monkeypatch, capsys):
         cli.main(["gate", "--base", base, "--head", head, "--db", url, "--results", str(tmp_path / "none")])
         == 1
     )
-    assert "REJECT" in capsys.readouterr().out
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("reject: ") and "fail   " in "\n".join(printed)  # the summary, by default
+    assert cli.main(["gate", "--base", base, "--head", head, "--db", url, "--rows", "all"]) == 1
+    assert "verdict: REJECT" in capsys.readouterr().out  # every row's table and the reasons
     assert cli.main(["gate", "--base", "no-such-ref", "--db", url]) == 64  # a bad value: usage
     assert "cannot resolve 'no-such-ref'" in capsys.readouterr().err
     bad = gitrepo.commit(path, policy="margin = 'wide'\n", message="a policy that cannot be read")

@@ -10,6 +10,7 @@ from gate.cli.options import (
     commits_of,
     db_option,
     minutes,
+    rows_option,
 )
 
 NAME = ("gate",)
@@ -57,8 +58,9 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--summary",
         metavar="FILE",
-        help="also append the verdict as markdown to FILE (e.g. $GITHUB_STEP_SUMMARY in a CI job)",
+        help="also append the verdict's summary as markdown to FILE (e.g. $GITHUB_STEP_SUMMARY in a CI job); with FUSEGATE_URL set, its findings link to their dashboard cells",
     )
+    rows_option(p)
     db_option(p)
 
 
@@ -81,15 +83,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(EvaluationOut.model_validate(evaluation).model_dump_json(indent=2))
     else:
-        output.print_verdict(evaluation)
+        output.print_verdict(evaluation, rows=args.rows)
     if args.summary:
-        from gate.bot.report import verdict_table
-        from gate.evaluate.summary import headline
+        from gate.bot import report
+        from gate.cli.options import settings
 
-        head = (
-            f"### fusegate: {evaluation.verdict}\n\n**{headline(evaluation.verdict, evaluation.comparisons)}**\n\n"
-            f"base `{evaluation.base_sha[:12]}` -> head `{evaluation.head_sha[:12]}`\n\n"
+        commits = f"base `{evaluation.base_sha[:12]}` -> head `{evaluation.head_sha[:12]}`"
+        text = report.markdown(
+            evaluation,
+            heading=f"### fusegate: {evaluation.verdict}",
+            commits=commits,
+            site=(settings().url or "").rstrip("/"),
         )
         with open(args.summary, "a") as f:
-            f.write(head + "\n".join(verdict_table(evaluation)) + "\n")
+            f.write(text)
     return EXIT_CODES[Verdict(evaluation.verdict)]

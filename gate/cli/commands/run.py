@@ -20,6 +20,7 @@ from gate.cli.options import (
     db_option,
     minutes,
     repo_path,
+    rows_option,
     store_url,
 )
 
@@ -62,6 +63,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-serve", action="store_true", help="exit with the verdict's code instead of serving")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    rows_option(p)
     db_option(p)
 
 
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             console,
             again=_continue_command(args),
         )
-    output.print_verdict(evaluation)
+    output.print_verdict(evaluation, rows=args.rows)
     console.print(f"  {time.monotonic() - started:.0f} s in all")
     if not args.no_serve:
         site = f"http://{args.host}:{args.port}"

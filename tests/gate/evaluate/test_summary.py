@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gate.domain import ComparisonRecord, Decision, Kind, Signal, Verdict
-from gate.evaluate.summary import headline
+from gate.evaluate.summary import headline, summarize
 
 
 def row(
@@ -126,3 +126,61 @@ def test_a_speedup_passed_by_cost_is_named_by_its_time_and_best_threads_say_so()
         "reject: g1_walk assembled slower than handwritten, each at its best thread count at 2 threads "
         "(1.50x, time); nothing else changed"
     )
+
+
+# --- the whole summary ---------------------------------------------------------------------------------------
+
+
+def test_the_summary_groups_rows_by_implementation_and_quotes_the_worst():
+    rows = [
+        row(threads=2, num_envs=4096, decision=Decision.FAIL, ratio=1.56, low=1.5, high=1.6),
+        row(
+            threads=2, num_envs=32768, decision=Decision.FAIL, ratio=1.82, low=1.75, high=1.9, detail="node0"
+        ),
+        row(impl="assembled", threads=1, decision=Decision.INCONCLUSIVE, ratio=1.02, groups=2),
+        row(impl="assembled", threads=2, signal=Signal.COST),
+        row(impl="numpy", signal=Signal.SOURCES),
+    ]
+    s = summarize(
+        Verdict.REJECT, rows, reasons=["policy: p", "reject: 2 rows fail"], policy="p", max_rounds=8
+    )
+    (found,) = s.decided
+    assert (found.what, found.against, found.scales, found.threads) == (
+        "g1_walk handwritten",
+        "the base",
+        (4096, 32768),
+        (2,),
+    )
+    assert found.how_much == "1.82x slower [1.75, 1.90] by time"
+    assert found.where == "N=4096, 32768 · 2 thr · m, m node0 · 2 rows"
+    (open_,) = s.undecided
+    assert open_.then == "more rounds would decide (from 2 of at most 8 processes)"
+    assert s.counts == "5 rows: 2 fail, 1 inconclusive, 2 pass (1 cost, 1 sources)"
+    assert s.reason == "reject: 2 rows fail" and not s.improved
+
+
+def test_a_cost_fail_is_quoted_by_its_instructions_and_a_spent_budget_says_so():
+    rows = [
+        row(
+            impl="assembled",
+            threads=1,
+            decision=Decision.FAIL,
+            signal=Signal.COST,
+            cost_ratio=1.036,
+            ratio=1.01,
+        ),
+        row(impl="numpy", decision=Decision.INCONCLUSIVE, groups=8),
+    ]
+    s = summarize(Verdict.REJECT, rows, max_rounds=8)
+    assert s.decided[0].how_much == "instructions 1.0360x (+3.6%) by cost; time 1.01x"
+    assert s.undecided[0].then == "the round budget (8 processes) is spent: inconclusive is not a pass"
+
+
+def test_a_speedup_is_an_improvement_and_an_error_quotes_its_reason():
+    fast = row(threads=2, ratio=0.41, low=0.34, high=0.5, cost_ratio=1.016)
+    s = summarize(Verdict.APPROVE, [fast, row(threads=1)])
+    assert [f.word for f in s.improved] == ["faster"] and not s.decided
+    assert s.improved[0].how_much == "0.41x faster [0.34, 0.50] by time"
+    err = row(kind=Kind.MACHINE, decision=Decision.ERROR, reason="machine m did not report", ratio=None)
+    (found,) = summarize(Verdict.ERROR, [err]).decided
+    assert found.how_much == "machine m did not report" and found.against == "machine"
