@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import html
 from urllib.parse import quote
 
 import httpx
@@ -135,3 +136,14 @@ def _the_endpoints_are_in_openapi(client):
         "/api/verdicts/{base}/{head}",
     } <= set(paths)
     assert "/machines" not in paths  # pages are not API
+
+
+def test_the_pr_page_leads_with_the_verdicts_summary(site):
+    client, shas = site
+    verdict = client.get(f"/api/verdicts/{shas[-2]}/{shas[-1]}").json()
+    page = client.get(f"/pr/{shas[-2]}/{shas[-1]}").text
+    lead = page.index('id="headline"')
+    assert html.escape(verdict["headline"], quote=False) in page[lead : lead + 2000]
+    assert lead < page.index('id="policy"') < page.index('class="verdict-table"')  # before any table
+    findings = page[page.index('id="findings"') : page.index("</ul>", page.index('id="findings"'))]
+    assert 'data-decision="fail"' in findings and '<a href="/history/runner-' in findings  # its cell
