@@ -27,12 +27,6 @@ MARKER = "<!-- fusegate:pr-comment -->"  # the bot's one comment per pull reques
 MAX_ROWS = 60  # cells listed in the comment's collapsed table, problems first; the link has all of them
 WIDTH = 120  # no line outside the collapsed table is wider
 SHOWN = 4  # findings listed before "and N more"
-MARK = {
-    Decision.FAIL: "fail",
-    Decision.ERROR: "error",
-    Decision.INCONCLUSIVE: "open",
-    Decision.PASS: "better",
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,7 +196,7 @@ def summary_markdown(s: digest.VerdictSummary, *, site: str = "") -> tuple[list[
     lines, links = [], []
     listed = s.listed
     for f in listed[:SHOWN]:
-        text = f"- **{MARK[f.decision]}** {_escape(f.what)} vs {_escape(f.against)}: {_escape(f.how_much)}"
+        text = f"- **{digest.MARK[f.decision]}** {_escape(f.what)} vs {_escape(f.against)}: {_escape(f.how_much)}"
         where = " · ".join(x for x in (f.where, f.then) if x)
         url = cell_link(site, f.worst) if site else ""
         if url:
@@ -212,7 +206,7 @@ def summary_markdown(s: digest.VerdictSummary, *, site: str = "") -> tuple[list[
     if len(listed) > SHOWN:
         lines.append(f"- and {len(listed) - SHOWN} more: every row is below")
     if s.open_note:
-        lines += _wrap(f"- **{MARK[Decision.INCONCLUSIVE]}** {_escape(s.open_note)}", "  ")
+        lines += _wrap(f"- **{digest.MARK[Decision.INCONCLUSIVE]}** {_escape(s.open_note)}", "  ")
     return lines, links
 
 

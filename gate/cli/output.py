@@ -105,12 +105,6 @@ def verdict_table(evaluation) -> Table:
 
 WIDTH = 100  # the summary's columns: it reads the same in a terminal, a CI log and a narrow pane
 SHOWN = 6  # findings listed before "and N more"
-MARK = {
-    Decision.FAIL: "fail",
-    Decision.ERROR: "error",
-    Decision.INCONCLUSIVE: "open",
-    Decision.PASS: "better",
-}
 
 
 def summary_lines(summary, *, base_sha: str, head_sha: str, width: int = WIDTH) -> list[str]:
@@ -118,7 +112,7 @@ def summary_lines(summary, *, base_sha: str, head_sha: str, width: int = WIDTH) 
     headline, the commits and the counts, one finding per implementation that decided it (what and how much, then
     where), the undecided ones and what would decide them, the improvements, the verdict's reason. Every line fits
     ``width`` columns."""
-    from gate.evaluate.summary import RATIO
+    from gate.evaluate.summary import MARK, RATIO
 
     def wrap(text: str, indent: str = "", first: str = "") -> list[str]:
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent or " " * len(first))

@@ -127,6 +127,13 @@ def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
 
 RATIO = "ratios are head/base or implementation/baseline: above 1 is slower"
 NAMED = {Kind.CORRECTNESS, Kind.METER, Kind.MACHINE}  # rows a figure cannot say: their reason does
+# A finding's word in front of its line, the same in every rendering.
+MARK = {
+    Decision.FAIL: "fail",
+    Decision.ERROR: "error",
+    Decision.INCONCLUSIVE: "open",
+    Decision.PASS: "better",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
