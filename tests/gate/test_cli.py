@@ -1,5 +1,6 @@
 """The fusegate command line: exit codes, JSON shape, errors at the boundary."""
 
+import argparse
 import json
 import re
 import shutil
@@ -287,3 +288,36 @@ def test_version_and_the_exit_codes_in_the_help(capsys):
     sentence = readme[readme.index("The exit code is the verdict") :].split("\n\n")[0]
     said = {int(c) for c in re.findall(r"\b(\d+) (?:approve|reject|inconclusive|error|is|an|a)\b", sentence)}
     assert helped == table == said == set(exits.CODES), (helped, table, said)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict:
+    return next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+
+
+def _unknown_in(text: str) -> list[tuple[str, str]]:
+    """(command, option) pairs of the ``fusegate ...`` lines of a doc's sh blocks that the parser does not have."""
+    unknown = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            line = line.split("  #")[0].strip()
+            if not line.startswith("fusegate "):
+                continue
+            words, parser, path = line.split()[1:], cli.build_parser(), []
+            while words and words[0] in (subs := _subcommands(parser)):
+                path.append(words[0])
+                parser = subs[words.pop(0)]
+            known = {o for a in parser._actions for o in a.option_strings}
+            options = re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", line)
+            unknown += [(" ".join(path) or line, o) for o in options if not path or o not in known]
+            if not path:
+                unknown.append((line, "no such command"))
+    return unknown
+
+
+def test_every_command_and_option_the_docs_name_exists():
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert {doc.name: u for doc in docs if (u := _unknown_in(doc.read_text()))} == {}
+    assert _unknown_in("```sh\nfusegate gate --no-such-option\nfusegate nothing\n```\n") == [
+        ("gate", "--no-such-option"),
+        ("fusegate nothing", "no such command"),
+    ]
