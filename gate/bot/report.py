@@ -217,7 +217,9 @@ def markdown(
     ratio's direction and ``link``, then every row and the reasons collapsed."""
     s = digest.of(evaluation)
     findings, links = summary_markdown(s, site=site)
-    lines = [heading, "", *_wrap(f"**{_escape(s.headline)}**"), "", *notes]
+    lines = [heading, "", *_wrap(f"**{_escape(s.headline)}**"), ""]
+    if notes:
+        lines += [*notes, ""]
     lines += _wrap(" · ".join(x for x in (commits, s.counts) if x))
     if findings:
         lines += ["", *findings]
@@ -260,14 +262,11 @@ def comment(
     commits = f"base `{base_sha[:12]}` ({base_ref}) -> head `{head_sha[:12]}`"
     note = []
     if policy_edited:
-        note = [
-            *_wrap(
-                f"> This pull request edits `{POLICY_FILE}`. It is judged by the policy of the base commit "
-                f"`{base_sha[:12]}`; the edited policy applies once it is merged.",
-                "> ",
-            ),
-            "",
-        ]
+        note = _wrap(
+            f"> This pull request edits `{POLICY_FILE}`. It is judged by the policy of the base commit "
+            f"`{base_sha[:12]}`; the edited policy applies once it is merged.",
+            "> ",
+        )
     heading = f"### fusegate: {heading_word(status, evaluation)}"
     if evaluation is not None and evaluation.comparisons:
         if status.state == "pending":  # the verdict so far, and what the check waits for
@@ -279,6 +278,6 @@ def comment(
     if policy_source:
         lines += _wrap(f"policy: {policy_source}")
     if note:
-        lines += ["", *note[:-1]]
+        lines += ["", *note]
     lines += ["", f"[Full verdict]({link})"]
     return "\n".join(lines) + "\n"

@@ -114,8 +114,8 @@ def summary_lines(summary, *, base_sha: str, head_sha: str, width: int = WIDTH) 
     ``width`` columns."""
     from gate.evaluate.summary import MARK, RATIO
 
-    def wrap(text: str, indent: str = "", first: str = "") -> list[str]:
-        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent or " " * len(first))
+    def wrap(text: str, first: str = "") -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * len(first))
 
     lines = wrap(summary.headline)
     lines += wrap(f"base {base_sha[:12]} -> head {head_sha[:12]} · {summary.counts}")

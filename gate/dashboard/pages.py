@@ -34,6 +34,7 @@ DECISIONS = {  # Okabe-Ito colours (safe for colour-blind readers); the word and
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["DECISIONS"] = DECISIONS
 templates.env.globals["RATIO"] = summary.RATIO
+templates.env.globals["cell_link"] = cell_link  # a row's dashboard cell, as the PR comment links it
 templates.env.filters["seg"] = lambda text: quote(str(text), safe="")  # a URL path segment
 router = APIRouter(include_in_schema=False)
 

@@ -94,11 +94,20 @@ def _listed(parts: list[str]) -> str:
     return shown + (f"; and {len(parts) - SHOWN} more" if len(parts) > SHOWN else "")
 
 
+def _improvements(
+    rows: Sequence[ComparisonRecord], named: set[tuple[str, str]]
+) -> tuple[list[list[ComparisonRecord]], list[list[ComparisonRecord]]]:
+    """The groups of rows faster than the base and of rows running again where the base failed, of the
+    implementations not already ``named`` (task, impl) by what decided the verdict."""
+    faster_rows = [r for r in rows if faster(r) and r.kind in VERSUS_BASE and (r.task, r.impl) not in named]
+    repaired = [r for r in rows if r.signal == Signal.REPAIRED and (r.task, r.impl) not in named]
+    return list(_groups(faster_rows).values()), list(_groups(repaired).values())
+
+
 def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
     """One sentence: the verdict, then per implementation that decided it what, where and how much."""
     rows = list(comparisons)
     fails = [r for r in rows if r.decision == Decision.FAIL]
-    improved = [r for r in rows if faster(r) and r.kind in VERSUS_BASE]
     if verdict == Verdict.ERROR:
         errors = [r for r in rows if r.decision == Decision.ERROR]
         return f"error: {errors[0].reason[:160]}" if errors else "error: nothing was measured"
@@ -111,11 +120,9 @@ def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
         return f"inconclusive: undecided {_listed(parts)}; more rounds would decide"
     deciding = fails if verdict == Verdict.REJECT else []
     parts = [_group(g, "slower") for g in _groups(deciding).values()]
-    named = {(r.task, r.impl) for r in deciding}
-    better = [r for r in improved if (r.task, r.impl) not in named]
-    parts += [_group(g, "faster") for g in _groups(better).values()]
-    repaired = [r for r in rows if r.signal == Signal.REPAIRED and (r.task, r.impl) not in named]
-    parts += [f"{_what(g[0])} runs again (it failed on the base)" for g in _groups(repaired).values()]
+    better, repaired = _improvements(rows, {(r.task, r.impl) for r in deciding})
+    parts += [_group(g, "faster") for g in better]
+    parts += [f"{_what(g[0])} runs again (it failed on the base)" for g in repaired]
     if not parts:
         return f"{verdict}: every row within its margin ({len(rows)} rows)"
     undecided = sum(r.decision == Decision.INCONCLUSIVE for r in rows)
@@ -302,19 +309,9 @@ def summarize(
         else _finding(g, g[0].decision, str(g[0].decision))
         for g in _groups(other, by_decision=True).values()
     ]
-    named = {(r.task, r.impl) for f in decided for r in f.rows}
-    improved = [
-        _finding(g, Decision.PASS, "faster")
-        for g in _groups(
-            [r for r in rows if faster(r) and r.kind in VERSUS_BASE and (r.task, r.impl) not in named]
-        ).values()
-    ]
-    improved += [
-        _finding(g, Decision.PASS, "runs again")
-        for g in _groups(
-            [r for r in rows if r.signal == Signal.REPAIRED and (r.task, r.impl) not in named]
-        ).values()
-    ]
+    better, repaired = _improvements(rows, {(r.task, r.impl) for f in decided for r in f.rows})
+    improved = [_finding(g, Decision.PASS, "faster") for g in better]
+    improved += [_finding(g, Decision.PASS, "runs again") for g in repaired]
     passes = [r for r in rows if r.decision == Decision.PASS]
     by = Counter(str(r.signal) for r in passes)
     return VerdictSummary(

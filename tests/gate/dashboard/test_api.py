@@ -147,3 +147,4 @@ def test_the_pr_page_leads_with_the_verdicts_summary(site):
     assert lead < page.index('id="policy"') < page.index('class="verdict-table"')  # before any table
     findings = page[page.index('id="findings"') : page.index("</ul>", page.index('id="findings"'))]
     assert 'data-decision="fail"' in findings and '<a href="/history/runner-' in findings  # its cell
+    assert '<td class="num"><a href="/history/runner-' in page  # the table's ratios link the same cells
