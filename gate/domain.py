@@ -191,6 +191,9 @@ class Signal(StrEnum):
     BASELINE = "baseline"
     # a head-vs-base row whose benchmark failed on the base and runs on the head: nothing to time it against
     REPAIRED = "repaired"
+    # a cost fail beside a time that is not slower, while the same kernel and scale is faster beyond doubt at
+    # another thread count (gate.evaluate.tradeoff): passed or failed by the policy's ``tradeoffs``
+    TRADEOFF = "tradeoff"
 
 
 class Kind(StrEnum):

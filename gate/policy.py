@@ -16,6 +16,7 @@ from gate.domain import COST_METRICS
 POLICY_FILE = "fusegate-policy.toml"
 # The cost metrics benchmarks/cost.py tracks per cell (gate.ingest.domain.COST names their benchmarks).
 POLICY_VERSION = 1
+TRADEOFFS = ("approve", "reject")  # what a trade-off row does (gate.evaluate.tradeoff)
 
 
 class PolicyError(ValueError):
@@ -58,6 +59,9 @@ class Policy:
     # A head-vs-base row of a kernel whose sources are the base's (the same kernel id in both runs) passes without
     # timing it again: the same code cannot be the change (gate.evaluate.head_vs_base)
     same_sources_pass: bool = True
+    # A row whose cost fails while its own time is not slower, beside the same kernel and scale faster beyond doubt
+    # at another thread count, is a trade-off (gate.evaluate.tradeoff): "approve" passes it, "reject" fails it
+    tradeoffs: str = "approve"
 
     def margin_for(self, task: str, num_envs: int | None) -> float:
         best = self.margin
@@ -134,6 +138,10 @@ class Policy:
             )
         if not 0 <= self.cost_margin < 1:
             raise PolicyError(f"{source}: cost_margin must be a fraction in [0, 1), got {self.cost_margin!r}")
+        if self.tradeoffs not in TRADEOFFS:
+            raise PolicyError(
+                f"{source}: tradeoffs must be one of {', '.join(TRADEOFFS)}, got {self.tradeoffs!r}"
+            )
         if not 1 <= self.min_rounds <= self.max_rounds:
             raise PolicyError(
                 f"{source}: need 1 <= min_rounds <= max_rounds, got min_rounds={self.min_rounds}, max_rounds={self.max_rounds}"
@@ -159,6 +167,7 @@ _TYPES = {
     "cost_plausible": (int, float),
     "inherited_pass": bool,
     "same_sources_pass": bool,
+    "tradeoffs": str,
 }
 
 

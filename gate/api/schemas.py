@@ -40,7 +40,8 @@ class ComparisonOut(Orm):
         default=Signal.NONE,
         description="what decided: cost (callgrind, exact), time (wall-time interval), none (no measurement), base "
         "(as on the base, not made worse), sources (the base's sources), baseline (the baseline changed: the "
-        "implementation's own head-vs-base rows judge it) or repaired (failed on the base, runs on the head)",
+        "implementation's own head-vs-base rows judge it), repaired (failed on the base, runs on the head) or "
+        "tradeoff (a cost fail beside the same kernel faster at another thread count: the policy's tradeoffs)",
     )
     cost_ratio: float | None = Field(
         default=None, description="B/A cost ratio (policy cost_metric), when measured"

@@ -196,7 +196,7 @@ def summary_markdown(s: digest.VerdictSummary, *, site: str = "") -> tuple[list[
     lines, links = [], []
     listed = s.listed
     for f in listed[:SHOWN]:
-        text = f"- **{digest.MARK[f.decision]}** {_escape(f.what)} vs {_escape(f.against)}: {_escape(f.how_much)}"
+        text = f"- **{f.mark}** {_escape(f.what)} vs {_escape(f.against)}: {_escape(f.how_much)}"
         where = " · ".join(x for x in (f.where, f.then) if x)
         url = cell_link(site, f.worst) if site else ""
         if url:

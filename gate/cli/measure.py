@@ -16,7 +16,7 @@ from gate import domain, git
 from gate.cli import output, placements
 from gate.cli.options import repo_path, store_url
 from gate.cli.placements import PlacementRun
-from gate.domain import Decision, Verdict
+from gate.domain import Decision, Signal, Verdict
 from gate.meter.profile import Profile
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
@@ -282,7 +282,14 @@ def more_rounds(
         if time.monotonic() + expected > deadline:
             # Not all of them fit: the rows most likely to decide the verdict first (a fail decides it alone)
             machines = {key: where[key[1]].machine for key in steps}
-            fitted = _most_telling(open_rows, steps, deadline - time.monotonic(), evaluation.policy, machines)
+            fitted = _most_telling(
+                open_rows,
+                steps,
+                deadline - time.monotonic(),
+                evaluation.policy,
+                machines,
+                every=evaluation.comparisons,
+            )
             if not fitted:
                 console.print(
                     f"  {len(open_rows)} cell(s) undecided; another {ROUNDS_STEP} processes each would take about "
@@ -337,24 +344,31 @@ def has_results(side: Side, machine: str | None) -> bool:
     return any(side.results.glob(pattern)) if side.results.is_dir() else False
 
 
-def _most_telling(rows, steps: dict, left_s: float, policy: dict, machines: dict) -> dict:
+def _most_telling(rows, steps: dict, left_s: float, policy: dict, machines: dict, every=()) -> dict:
     """The subset of ``steps`` ((side, placement) -> pattern -> seconds) that fits in ``left_s``, taken row by
     row in order of evidence: the smallest p-value of "no slower than the fail margin" first (a row whose time
     says slower is the nearest to failing, and one fail decides the verdict), rows without one last. A row's
-    benchmarks run at the placement of its machine (``machines``: key -> asv machine name, None for any)."""
+    benchmarks run at the placement of its machine (``machines``: key -> asv machine name, None for any). A pending
+    trade-off comes first, with the rows of ``every`` (all the evaluation's rows) whose speedup would prove it."""
     from gate.runner import rounds
 
     baseline = str(policy.get("baseline", "handwritten"))
     chosen: dict = {}
     spent = 0.0
 
-    def evidence(row) -> tuple[bool, float]:
+    def evidence(row) -> tuple[bool, bool, float]:
+        # a pending trade-off first (its rounds include the speedup that would prove it), then by p-value
         p = getattr(row, "p_value", None)
-        return p is None, 1.0 if p is None else p
+        return getattr(row, "signal", None) != Signal.TRADEOFF, p is None, 1.0 if p is None else p
 
     for row in sorted(rows, key=evidence):
+        asked = [
+            p
+            for r in [*rounds.tradeoff_siblings(row, list(every), int(policy.get("max_rounds", 0))), row]
+            for p in rounds.benches_for(r, baseline)
+        ]
         wanted = {
-            key: {p: s for p, s in found.items() if p in rounds.benches_for(row, baseline)}
+            key: {p: s for p, s in found.items() if p in asked}
             for key, found in steps.items()
             if machines.get(key) is None or machines[key] == row.machine
         }

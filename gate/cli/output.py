@@ -123,7 +123,7 @@ def summary_lines(summary, *, base_sha: str, head_sha: str, width: int = WIDTH) 
     if listed or summary.open_note:
         lines.append("")
     for f in listed[:SHOWN]:
-        mark = f"{MARK[f.decision]:<6} "
+        mark = f"{f.mark:<6} "
         lines += wrap(f"{f.what} vs {f.against}: {f.how_much}", first=mark)
         lines += wrap(" · ".join(x for x in (f.where, f.then) if x), first=" " * len(mark))
     if len(listed) > SHOWN:

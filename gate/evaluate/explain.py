@@ -51,7 +51,7 @@ def explain(row: Row, policy: Policy) -> None:
     """Combine the row's signals into its decision, name the signal that decided, say why and what next."""
     if row.estimate is None:
         return  # correctness, missing data: decided where it was found, by no measurement
-    time = row.decision
+    time = row.time_decision = row.decision
     time_text = _time_text(row, policy)
     cost = plausible_cost(row, policy)
     cost_decision = None if cost is None else stats.decide_exact(cost)

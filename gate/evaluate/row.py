@@ -39,6 +39,7 @@ class Row:
     # time faster beyond the fail margin past false-discovery control; None: not paired in time, never faster
     faster: bool | None = None
     q_faster: float | None = None  # the q-value of "faster" over the row's family
+    time_decision: Decision | None = None  # the row's time decision alone, before the signals are combined
 
     def record(self) -> ComparisonRecord:
         return ComparisonRecord(**{f.name: getattr(self, f.name) for f in fields(ComparisonRecord)})

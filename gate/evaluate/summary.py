@@ -1,11 +1,13 @@
 """The verdict read in ten seconds: the reviewer's first line, then one finding per implementation that decided it.
 
-    reject: g1_walk handwritten slower than the base at 2 threads (1.98x, time); nothing else changed
-    approve: g1_walk handwritten faster than the base at 1, 2 threads (0.41-0.83x); nothing else changed
+    reject: g1_walk handwritten 1.98x slower at 2 threads (time); nothing else changed
+    approve: g1_walk handwritten 2.44x faster at 2 threads; trade-off: +1.6% instructions at 1 thread, time 0.99x;
+        nothing else changed
 
-``headline`` is that first line; ``summarize`` builds the whole summary once (``VerdictSummary``): the headline,
+``headline`` is that first line: per implementation what got faster, slower and traded (``gate.evaluate.tradeoff``),
+a speedup as a factor above 1; ``summarize`` builds the whole summary once (``VerdictSummary``): the headline,
 the findings that decided the verdict (each implementation and kind: what, where, how much, which signal), the
-improvements, the undecided rows and what would decide them, and the passes counted. Built from the stored rows
+improvements, the trade-offs, the undecided rows and what would decide them, and the passes counted. Built from the stored rows
 (``ComparisonRecord``), so every renderer (the terminal, the step summary, the PR comment, the dashboard) says
 the same for the same verdict. A row's ratio is head/base or implementation/baseline: above 1 is slower.
 """
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gate.domain import ComparisonRecord, Decision, Kind, Signal, Verdict
+from gate.evaluate.tradeoff import UNSHOWN as TRADEOFF_UNSHOWN
 
 # What a row's ratio compares, as the sentence says it.
 VERSUS_BASE = (Kind.HEAD_VS_BASE, Kind.COLLECTOR_HEAD_VS_BASE, Kind.PAIRED_HEAD_VS_BASE)
@@ -53,6 +56,11 @@ def _span(values: list[float]) -> str:
     return f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
 
 
+def _factor(ratios: list[float]) -> str:
+    """A speedup as a factor above 1: head/base 0.41 is ``2.44x``."""
+    return _span([1 / r for r in ratios if r > 0])
+
+
 def _threads(rows: list[ComparisonRecord]) -> str:
     counts = sorted({r.threads for r in rows if r.threads is not None})
     if not counts:
@@ -60,32 +68,53 @@ def _threads(rows: list[ComparisonRecord]) -> str:
     return f" at {', '.join(map(str, counts))} thread{'s' if counts != [1] else ''}"
 
 
+def _than(r: ComparisonRecord) -> str:
+    """What the sentence compares against, unless it is the base (the pull request's own change)."""
+    return "" if r.kind in (Kind.HEAD_VS_BASE, Kind.COLLECTOR_HEAD_VS_BASE) else f" than {_against(r)}"
+
+
 def _group(rows: list[ComparisonRecord], word: str) -> str:
     first = rows[0]
     if first.kind in (Kind.CORRECTNESS, Kind.METER, Kind.MACHINE):
         return f"{_what(first)} {first.kind}: {first.reason[:90]}"
-    # a slower row says the signal that failed it; a faster one is faster by its time, whatever passed it
-    by_cost = [
-        r.cost_ratio
-        for r in rows
-        if word == "slower" and r.signal == Signal.COST and r.cost_ratio is not None
-    ]
-    by_time = [r.ratio for r in rows if (word == "faster" or r.signal != Signal.COST) and r.ratio is not None]
-    how = ", ".join(
-        f"{_span(v)}{', ' + name if word == 'slower' else ''}"
-        for name, v in (("time", by_time), ("instructions", by_cost))
-        if v
+    where = f"{_than(first)}{_threads(rows)}"
+    if word == "faster":  # faster by its time, whatever signal passed it, as a factor above 1
+        ratios = [r.ratio for r in rows if r.ratio is not None]
+        return (
+            f"{_what(first)} {_factor(ratios)} faster{where}" if ratios else f"{_what(first)} faster{where}"
+        )
+    by_cost = [r.cost_ratio for r in rows if r.signal == Signal.COST and r.cost_ratio is not None]
+    by_time = [r.ratio for r in rows if r.signal != Signal.COST and r.ratio is not None]
+    signals = [name for name, v in (("time", by_time), ("instructions", by_cost)) if v]
+    if any(TRADEOFF_UNSHOWN in r.reason for r in rows):
+        signals.append("the trade-off could not be shown")
+    figure = _span(by_time + by_cost) + " " if by_time or by_cost else ""
+    return f"{_what(first)} {figure}slower{where}" + (f" ({'; '.join(signals)})" if signals else "")
+
+
+def _traded(rows: list[ComparisonRecord], *, named: bool) -> str:
+    """``trade-off: +1.6% instructions at 1 thread, time 0.99x`` (the implementation first unless ``named``)."""
+    first = rows[0]
+    cost = [r.cost_ratio - 1 for r in rows if r.cost_ratio is not None]
+    time = [r.ratio for r in rows if r.ratio is not None]
+    lo, hi = (min(cost), max(cost)) if cost else (0.0, 0.0)
+    more = f"{lo:+.1%}" if f"{lo:+.1%}" == f"{hi:+.1%}" else f"{lo:+.1%} to {hi:+.1%}"
+    text = f"trade-off: {more} instructions{_than(first)}{_threads(rows)}" + (
+        f", time {_span(time)}" if time else ""
     )
-    return f"{_what(first)} {word} than {_against(first)}{_threads(rows)}" + (f" ({how})" if how else "")
+    if any(r.decision == Decision.FAIL for r in rows):
+        text += ', rejected by the policy (tradeoffs = "reject")'
+    return text if named else f"{_what(first)} {text}"
 
 
 def _groups(
-    rows: Sequence[ComparisonRecord], *, by_decision: bool = False
+    rows: Sequence[ComparisonRecord], *, by_decision: bool = False, by_signal: bool = False
 ) -> dict[tuple, list[ComparisonRecord]]:
     out: dict[tuple, list[ComparisonRecord]] = defaultdict(list)
     for r in rows:
         key = (r.task, r.impl, r.kind in VERSUS_BASE, r.kind)
-        out[(*key, r.decision) if by_decision else key].append(r)
+        key = (*key, r.decision) if by_decision else key
+        out[(*key, traded(r)) if by_signal else key].append(r)
     return out
 
 
@@ -94,20 +123,25 @@ def _listed(parts: list[str]) -> str:
     return shown + (f"; and {len(parts) - SHOWN} more" if len(parts) > SHOWN else "")
 
 
+def traded(r: ComparisonRecord) -> bool:
+    """A trade-off row (``gate.evaluate.tradeoff``) that is decided: passed, or failed by the policy."""
+    return r.signal == Signal.TRADEOFF and r.decision in (Decision.PASS, Decision.FAIL)
+
+
 def _improvements(
-    rows: Sequence[ComparisonRecord], named: set[tuple[str, str]]
+    rows: Sequence[ComparisonRecord], named: set[tuple[str, str]] = frozenset()
 ) -> tuple[list[list[ComparisonRecord]], list[list[ComparisonRecord]]]:
     """The groups of rows faster than the base and of rows running again where the base failed, of the
-    implementations not already ``named`` (task, impl) by what decided the verdict."""
+    implementations not ``named`` (task, impl)."""
     faster_rows = [r for r in rows if faster(r) and r.kind in VERSUS_BASE and (r.task, r.impl) not in named]
     repaired = [r for r in rows if r.signal == Signal.REPAIRED and (r.task, r.impl) not in named]
     return list(_groups(faster_rows).values()), list(_groups(repaired).values())
 
 
 def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
-    """One sentence: the verdict, then per implementation that decided it what, where and how much."""
+    """One sentence: the verdict, then per implementation what got faster, slower and traded, where and how
+    much (the implementations that decided a reject first)."""
     rows = list(comparisons)
-    fails = [r for r in rows if r.decision == Decision.FAIL]
     if verdict == Verdict.ERROR:
         errors = [r for r in rows if r.decision == Decision.ERROR]
         return f"error: {errors[0].reason[:160]}" if errors else "error: nothing was measured"
@@ -118,11 +152,31 @@ def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
             for g in _groups(open_rows).values()
         ]
         return f"inconclusive: undecided {_listed(parts)}; more rounds would decide"
-    deciding = fails if verdict == Verdict.REJECT else []
-    parts = [_group(g, "slower") for g in _groups(deciding).values()]
-    better, repaired = _improvements(rows, {(r.task, r.impl) for r in deciding})
-    parts += [_group(g, "faster") for g in better]
-    parts += [f"{_what(g[0])} runs again (it failed on the base)" for g in repaired]
+    slower = (
+        [r for r in rows if r.decision == Decision.FAIL and not traded(r)]
+        if verdict == Verdict.REJECT
+        else []
+    )
+    better, repaired = _improvements(rows)
+    by_impl: dict[tuple[str, str], list[str]] = defaultdict(list)
+    own = {(g[0].task, g[0].impl) for g in better if g[0].kind != Kind.PAIRED_HEAD_VS_BASE}
+    for g in better:  # an implementation's own speedup; relative to the baseline only when it has none
+        if g[0].kind != Kind.PAIRED_HEAD_VS_BASE or (g[0].task, g[0].impl) not in own:
+            by_impl[g[0].task, g[0].impl].append(_group(g, "faster"))
+    for g in _groups(slower).values():
+        by_impl[g[0].task, g[0].impl].append(_group(g, "slower"))
+    for g in _groups([r for r in rows if traded(r)]).values():
+        key = (g[0].task, g[0].impl)
+        by_impl[key].append(_traded(g, named=bool(by_impl[key])))
+    for g in repaired:
+        by_impl[g[0].task, g[0].impl].append(f"{_what(g[0])} runs again (it failed on the base)")
+    deciding = (
+        {(r.task, r.impl) for r in rows if r.decision == Decision.FAIL}
+        if verdict == Verdict.REJECT
+        else set()
+    )
+    order = sorted(by_impl, key=lambda key: key not in deciding)  # stable: the rows' order otherwise
+    parts = [part for key in order for part in by_impl[key]]
     if not parts:
         return f"{verdict}: every row within its margin ({len(rows)} rows)"
     undecided = sum(r.decision == Decision.INCONCLUSIVE for r in rows)
@@ -141,6 +195,7 @@ MARK = {
     Decision.INCONCLUSIVE: "open",
     Decision.PASS: "better",
 }
+TRADED = "trade"  # a trade-off's word, passed or failed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +232,16 @@ class Finding:
         r = self.worst
         if r.kind in NAMED or (r.ratio is None and r.cost_ratio is None):
             return r.reason
+        if self.word == "trade-off":
+            beside = r.reason.partition("beside ")[2].partition(";")[0]
+            text = "" if r.cost_ratio is None else f"instructions {r.cost_ratio - 1:+.1%}, "
+            text += "" if r.ratio is None else f"time {r.ratio:.2f}x [{r.low:.2f}, {r.high:.2f}] not slower"
+            text += f", for {beside}" if beside else ""
+            if r.decision == Decision.FAIL:
+                text += (
+                    '; rejected by tradeoffs = "reject" (set it to "approve" on the base branch to accept)'
+                )
+            return text
         if r.signal == Signal.COST and r.cost_ratio is not None and self.word != "faster":
             text = f"instructions {r.cost_ratio:.4f}x ({r.cost_ratio - 1:+.1%}) by cost"
             if r.ratio is not None:
@@ -186,9 +251,14 @@ class Finding:
             return r.reason
         word = self.word if self.word in ("slower", "faster") else ("slower" if r.ratio > 1 else "faster")
         interval = f" [{r.low:.2f}, {r.high:.2f}]" if r.low is not None and r.high is not None else ""
-        if word == "faster" and r.signal != Signal.TIME:  # faster in time, whatever signal passed the row
-            return f"{r.ratio:.2f}x faster{interval} in time; passed by {r.signal}"
+        if word == "faster":  # a factor above 1, faster in time whatever signal passed the row
+            return f"{1 / r.ratio:.2f}x faster by time, head/base {r.ratio:.2f}{interval}"
         return f"{r.ratio:.2f}x {word}{interval} by {r.signal}"
+
+    @property
+    def mark(self) -> str:
+        """The finding's word in front of its line, the same in every rendering."""
+        return TRADED if self.word == "trade-off" else MARK[self.decision]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -199,6 +269,7 @@ class VerdictSummary:
     headline: str
     decided: tuple[Finding, ...]  # the rows that decided the verdict: fails (reject), errors (error)
     improved: tuple[Finding, ...]  # implementations faster than the base, or running again
+    traded: tuple[Finding, ...]  # trade-offs passed by the policy (a rejected one is among ``decided``)
     undecided: tuple[Finding, ...]
     passed: int
     passed_by: tuple[tuple[str, int], ...]  # (signal, rows), most first
@@ -209,11 +280,11 @@ class VerdictSummary:
     @property
     def listed(self) -> tuple[Finding, ...]:
         """The findings a rendering lists, in order: what decided the verdict (for inconclusive, the undecided
-        rows), the other fails and errors, then the improvements."""
+        rows), the other fails and errors, then the improvements and the trade-offs."""
         if self.verdict == Verdict.INCONCLUSIVE:
-            return (*self.undecided, *self.improved)
+            return (*self.undecided, *self.improved, *self.traded)
         others = tuple(f for f in self.undecided if f.decision != Decision.INCONCLUSIVE)
-        return (*self.decided, *others, *self.improved)
+        return (*self.decided, *others, *self.improved, *self.traded)
 
     @property
     def open_note(self) -> str:
@@ -291,11 +362,17 @@ def summarize(
     verdict = Verdict(verdict)
     rows = list(comparisons)
     deciding = {Verdict.REJECT: Decision.FAIL, Verdict.ERROR: Decision.ERROR}.get(verdict)
+
+    def word(g: list[ComparisonRecord]) -> str:
+        if g[0].kind in NAMED or deciding != Decision.FAIL:
+            return str(deciding)
+        return "trade-off" if traded(g[0]) else "slower"
+
     decided = [
-        _finding(
-            g, deciding, "slower" if deciding == Decision.FAIL and g[0].kind not in NAMED else str(deciding)
-        )
-        for g in _groups([r for r in rows if r.decision == deciding]).values()
+        _finding(g, deciding, word(g))
+        for g in _groups(
+            [r for r in rows if r.decision == deciding], by_decision=True, by_signal=True
+        ).values()
     ]
     # a failed row beside an error verdict, or an error beside a reject, still needs reading: listed as undecided
     other = [
@@ -309,9 +386,13 @@ def summarize(
         else _finding(g, g[0].decision, str(g[0].decision))
         for g in _groups(other, by_decision=True).values()
     ]
-    better, repaired = _improvements(rows, {(r.task, r.impl) for f in decided for r in f.rows})
+    better, repaired = _improvements(
+        rows, {(r.task, r.impl) for f in decided if f.word != "trade-off" for r in f.rows}
+    )
     improved = [_finding(g, Decision.PASS, "faster") for g in better]
     improved += [_finding(g, Decision.PASS, "runs again") for g in repaired]
+    passed_traded = [r for r in rows if traded(r) and r.decision == Decision.PASS]
+    traded_findings = [_finding(g, Decision.PASS, "trade-off") for g in _groups(passed_traded).values()]
     passes = [r for r in rows if r.decision == Decision.PASS]
     by = Counter(str(r.signal) for r in passes)
     return VerdictSummary(
@@ -319,6 +400,7 @@ def summarize(
         headline=headline(verdict, rows),
         decided=tuple(decided),
         improved=tuple(improved),
+        traded=tuple(traded_findings),
         undecided=tuple(undecided),
         passed=len(passes),
         passed_by=tuple(by.most_common()),

@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 
 from gate import stats
 from gate.domain import Decision, Kind, Signal, Verdict
+from gate.evaluate import tradeoff
 from gate.evaluate.explain import MOMENTS, explain
 from gate.evaluate.row import Row, join
 from gate.policy import Policy
@@ -13,7 +14,8 @@ from gate.policy import Policy
 
 def decide(rows: list[Row], policy: Policy, *, extra: set[str]) -> None:
     """Every measured row's time decision and whether it is faster, with false-discovery control over its family
-    for both (``--impl`` cells get their own: they can only add fails), then its signals combined (``explain``)."""
+    for both (``--impl`` cells get their own: they can only add fails), then its signals combined (``explain``),
+    then the trade-offs among them (``gate.evaluate.tradeoff``)."""
     families = defaultdict(list)
     for r in rows:
         if r.estimate is not None:
@@ -32,6 +34,7 @@ def decide(rows: list[Row], policy: Policy, *, extra: set[str]) -> None:
                 row.reason = join(row.reason, MOMENTS)
     for row in rows:
         explain(row, policy)
+    tradeoff.apply(rows, policy)
 
 
 def verdict(rows: list[Row], reasons: list[str]) -> Verdict:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from gate.bot.report import open_cells
-from gate.domain import Kind
+from gate.domain import Decision, Kind, Signal
 
 TIME = r"hot_slice\.HotSlice\.time_update_state"
 PAIRED = r"hot_slice\.Paired\.track_ratio"
@@ -69,11 +69,29 @@ def open_benches(
     the head commit (``side="head"``), or on the base (``"base"``: only the head-vs-base rows have base samples)."""
     budget = int(policy.get("max_rounds", 0))
     baseline = str(policy.get("baseline", "handwritten"))
+    rows = list(comparisons)
     patterns: dict[str, None] = {}
-    for row in open_cells(list(comparisons), budget):
+    for row in open_cells(rows, budget):
         if (machine is None or row.machine == machine) and (side == "head" or row.kind in HEAD_VS_BASE):
+            for sibling in tradeoff_siblings(row, rows, budget):  # the speedup that would prove it, first
+                patterns.update(dict.fromkeys(benches_for(sibling, baseline)))
             patterns.update(dict.fromkeys(benches_for(row, baseline)))
     return list(patterns)
+
+
+def tradeoff_siblings(row, rows: list, budget: int) -> list:
+    """For a pending trade-off (inconclusive, signal ``tradeoff``: ``gate.evaluate.tradeoff``), the rows of the same
+    kernel, scale and kind at other thread counts whose rounds the budget allows: their speedup decides it."""
+    if row.decision != Decision.INCONCLUSIVE or getattr(row, "signal", None) != Signal.TRADEOFF:
+        return []
+    same = ("machine", "kind", "detail", "task", "impl", "baseline", "num_envs")
+    return [
+        r
+        for r in rows
+        if all(getattr(r, f) == getattr(row, f) for f in same)
+        and r.threads != row.threads
+        and r.groups < budget
+    ]
 
 
 def class_of(pattern: str) -> str:

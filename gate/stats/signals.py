@@ -26,8 +26,9 @@ time. So, per row, with f its fail margin (the machine's A/A floor when larger):
   gets rounds, the mirror of a cost pass questioned by a time that says slower. Rounds end it passed by time
   (*faster*), failed by cost (the estimate came back above 1/(1+f)) or inconclusive at the budget, never
   approved on the cost fail's account;
-- each row is judged by its own time: a 2-thread speedup never clears the cost fail of the 1-thread row, so a
-  parallel speedup that adds 1-thread instructions while its 1-thread time is undecided is rejected at 1 thread;
+- each row is judged by its own time: a 2-thread speedup never clears the cost fail of the 1-thread row here;
+  across rows, a cost fail whose time is not slower beside the same kernel *faster* at another thread count is a
+  trade-off, which the policy passes or fails (``gate.evaluate.tradeoff``, after every row is combined);
 - **pass** when time passes, or when cost passes and **time does not question it**: time's point estimate is
   at most 1 + the fail margin. A row whose time says slower is never passed by cost: it is inconclusive, gets
   rounds, and ends failed by time or inconclusive at the budget;

@@ -41,15 +41,12 @@ def test_a_reject_names_the_implementation_its_threads_and_ratio_first():
         row(threads=2, impl="assembled"),
     ]
     line = headline(Verdict.REJECT, rows)
-    assert (
-        line
-        == "reject: g1_walk handwritten slower than the base at 2 threads (1.98x, time); nothing else changed"
-    )
+    assert line == "reject: g1_walk handwritten 1.98x slower at 2 threads (time); nothing else changed"
 
 
 def test_a_cost_fail_shows_the_instruction_ratio():
     rows = [row(threads=1, decision=Decision.FAIL, signal=Signal.COST, cost_ratio=1.036, impl="assembled")]
-    assert "(1.04x, instructions)" in headline(Verdict.REJECT, rows)
+    assert "1.04x slower at 1 thread (instructions)" in headline(Verdict.REJECT, rows)
 
 
 def test_an_approved_speedup_is_named_with_its_span():
@@ -67,9 +64,7 @@ def test_an_approved_speedup_is_named_with_its_span():
         ),
     ]
     line = headline(Verdict.APPROVE, rows)
-    assert line == (
-        "approve: g1_walk handwritten faster than the base at 1, 2 threads (0.41-0.83x); nothing else changed"
-    )
+    assert line == ("approve: g1_walk handwritten 1.20-2.43x faster at 1, 2 threads; nothing else changed")
 
 
 def test_an_approve_with_nothing_changed_counts_its_rows():
@@ -117,14 +112,14 @@ def test_a_speedup_passed_by_cost_is_named_by_its_time_and_best_threads_say_so()
     """Fewer instructions passed the row; the line says how much faster it runs, not the instruction ratio."""
     rows = [row(threads=2, signal=Signal.COST, ratio=0.55, low=0.5, high=0.6, cost_ratio=0.99)]
     assert headline(Verdict.APPROVE, rows) == (
-        "approve: g1_walk handwritten faster than the base at 2 threads (0.55x); nothing else changed"
+        "approve: g1_walk handwritten 1.82x faster at 2 threads; nothing else changed"
     )
     slow = [
         row(kind=Kind.BEST_THREADS, impl="assembled", decision=Decision.FAIL, ratio=1.5, low=1.4, high=1.6)
     ]
     assert headline(Verdict.REJECT, slow) == (
-        "reject: g1_walk assembled slower than handwritten, each at its best thread count at 2 threads "
-        "(1.50x, time); nothing else changed"
+        "reject: g1_walk assembled 1.50x slower than handwritten, each at its best thread count at 2 threads "
+        "(time); nothing else changed"
     )
 
 
@@ -180,7 +175,52 @@ def test_a_speedup_is_an_improvement_and_an_error_quotes_its_reason():
     fast = row(threads=2, ratio=0.41, low=0.34, high=0.5, cost_ratio=1.016)
     s = summarize(Verdict.APPROVE, [fast, row(threads=1)])
     assert [f.word for f in s.improved] == ["faster"] and not s.decided
-    assert s.improved[0].how_much == "0.41x faster [0.34, 0.50] by time"
+    assert s.improved[0].how_much == "2.44x faster by time, head/base 0.41 [0.34, 0.50]"
     err = row(kind=Kind.MACHINE, decision=Decision.ERROR, reason="machine m did not report", ratio=None)
     (found,) = summarize(Verdict.ERROR, [err]).decided
     assert found.how_much == "machine m did not report" and found.against == "machine"
+
+
+# --- trade-offs ----------------------------------------------------------------------------------------------
+
+
+def _traded(decision=Decision.PASS):
+    beside = "2.44x faster at 2 threads (time 0.410 [0.340, 0.500], q=0.001, 3 processes)"
+    return [
+        row(threads=2, ratio=0.41, low=0.34, high=0.5, cost_ratio=1.016),
+        row(
+            threads=1,
+            decision=decision,
+            signal=Signal.TRADEOFF,
+            ratio=0.991,
+            low=0.969,
+            high=1.013,
+            cost_ratio=1.016,
+            reason=f"trade-off: instructions +1.6% at 1 thread, time 0.991 [0.969, 1.013] not slower, beside {beside}; "
+            "passed",
+        ),
+    ]
+
+
+def test_a_trade_off_is_named_after_the_speedup_of_its_implementation():
+    assert headline(Verdict.APPROVE, _traded()) == (
+        "approve: g1_walk handwritten 2.44x faster at 2 threads; trade-off: +1.6% instructions at 1 thread, "
+        "time 0.99x; nothing else changed"
+    )
+    s = summarize(Verdict.APPROVE, _traded())
+    assert [f.mark for f in s.listed] == ["better", "trade"]
+    assert s.traded[0].how_much.startswith(
+        "instructions +1.6%, time 0.99x [0.97, 1.01] not slower, for 2.44x"
+    )
+
+
+def test_a_trade_off_rejected_by_the_policy_decides_and_says_how_to_accept_it():
+    rows = _traded(Decision.FAIL)
+    line = headline(Verdict.REJECT, rows)
+    assert line.startswith(
+        "reject: g1_walk handwritten 2.44x faster at 2 threads; trade-off: +1.6% instructions"
+    )
+    assert 'rejected by the policy (tradeoffs = "reject")' in line
+    s = summarize(Verdict.REJECT, rows)
+    (found,) = s.decided
+    assert found.word == "trade-off" and 'set it to "approve" on the base branch' in found.how_much
