@@ -108,6 +108,14 @@ def _scenarios(data: dict) -> list[str]:
         " failed by time, and the largest head/base time and cost ratios of one run.",
         "",
     ]
+    plan = data.get("plan")
+    if plan and len(rows) < len(
+        plan
+    ):  # a run stopped part-way (python -m benchmarks.scenarios --resume goes on)
+        ran = {(r["run"], r.get("step")) for r in rows}
+        missing = [f"{name} (run {run})" for run, step, name in plan if (run, step) not in ran]
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        lines[-1:-1] = [f"It holds {len(rows)} of the {len(plan)} heads of its plan; not run: {shown}.", ""]
     names = list(dict.fromkeys(r["scenario"] for r in rows))
     table = []
     for n in names:

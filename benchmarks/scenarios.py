@@ -2,6 +2,7 @@
 
     python -m benchmarks.scenarios [--scenarios docs,comment,extra_work,...] [--runs 1] [--every MINUTES]
                                    [--head-every MINUTES] [--max-minutes 10] [--keep DIR] [--asv] [--json]
+                                   [--out FILE | --resume FILE]
 
 A run checks out the current HEAD in a temporary git worktree (the base) with a scratch SQLite store, then for
 each scenario commits a real change on top of the base and runs ``fusegate gate --base BASE --head HEAD
@@ -12,7 +13,10 @@ undecided rows within ``--max-minutes``. The base is measured once per run and r
 decided, how long each took, and the confusion table over all runs. ``--every`` starts each run that many minutes
 after the previous one; ``--head-every`` starts each head of a run that many minutes after the previous one, so
 the heads meet one base as it ages, as the bot's stored base does (an A/A spread over an hour). Each head's result
-is appended to ``results.jsonl`` in the run's work directory as it ends (``--keep`` keeps it). The profile is the
+is appended to ``results.jsonl`` in the run's work directory as it ends (``--keep`` keeps it), and ``--out FILE``
+rewrites the whole ``--json`` document (its plan, the heads so far, their confusion table) as each head ends, so a
+run stopped part-way keeps what it measured; ``--resume FILE`` runs the rest of that plan, on its base, writing
+the same file. The profile is the
 environment's (``FUSEGATE_BENCH_*``). ``--asv`` asks asv instead: each scenario in a fresh clone of the base,
 judged by ``asv continuous --interleave-rounds HEAD~1 HEAD`` (reject: a benchmark reported slower; changed: only
 faster; approve: none; error: asv did not finish its comparison).
@@ -34,6 +38,9 @@ Scenarios (each a change a pull request could make; ``SCENARIOS`` has the exact 
   policy is the base's);
 - ``serial_loop``: the generated kernels loop over envs with ``range`` where they had ``prange`` (1-thread
   instructions unchanged) -> reject by a 2-thread row of the assembled implementation;
+- ``serial_sums``: the generated kernels loop over envs with ``range`` and add every env's term sums to one row,
+  with no thread ids -> reject by the 2-thread rows of the assembled implementation; its revert is a parallel
+  reduction (per-thread rows, a thread id per env): faster at 2 threads, more instructions at 1, a trade-off;
 - ``motion_fastmath``: the g1_motion generator compiles with the fast-math flags the g1_walk one uses
   (reassociation, contraction; NaN and infinity checks stay exact), an optimization -> approve;
 - ``serial_baseline``: the hand-written g1_walk kernel loops over envs with ``range`` -> reject by its own
@@ -153,6 +160,15 @@ COMMENT = tuple(
     Edit(f"kernels/handwritten/{task}.py", "", "\n# The same kernel: a comment to measure it again.\n")
     for task in ("g1_walk", "g1_motion")
 )
+# The generated kernels as a serial loop would write them: no thread ids, every env's term sums added to one row.
+SERIAL_SUMS = (
+    Edit(
+        CODEGEN,
+        '"scratch[:, :] = 0.0", "for i in prange(n):").indent()\n    src("tid = numba.get_thread_id()")',
+        '"scratch[:, :] = 0.0", "acc = scratch[0]", "for i in range(n):").indent()\n    src("tid = 0")',
+    ),
+    Edit(CODEGEN, 'src("acc = scratch[tid]", *(f"acc[{k}] += f{k}"', 'src(*(f"acc[{k}] += f{k}"'),
+)
 SERIAL_BASELINE = Edit(HANDWRITTEN_WALK, "    for i in prange(n):\n", "    for i in range(n):\n")
 MOTION_EXTRA = Edit(  # the assembled g1_motion kernel: a chain of 36 dependent square roots per env
     MOTION,
@@ -213,6 +229,13 @@ SCENARIOS = {
         ),
         Scenario(
             "serial_loop", "reject", (SERIAL,), "fail by time: assembled at 2 threads", changed=ASSEMBLED
+        ),
+        Scenario(
+            "serial_sums",
+            "reject",
+            SERIAL_SUMS,
+            "fail by time: assembled at 2 threads (its revert, a parallel reduction, runs more instructions)",
+            changed=ASSEMBLED,
         ),
         Scenario(
             "motion_fastmath",
@@ -421,6 +444,7 @@ class Result:
     time_fails: int = 0  # rows failed by time
     largest: str = ""  # the largest head/base time and cost ratios among the rows
     reasons: list[str] = field(default_factory=list)
+    step: int = 0  # the head's place in its run (``--scenarios`` order): with ``run``, what --resume skips
 
 
 def run_once(
@@ -431,7 +455,11 @@ def run_once(
     max_minutes: float,
     base: str,
     head_every: float = 0.0,
+    skip: frozenset[tuple[int, int]] = frozenset(),
+    on_result=lambda result: None,
 ) -> list[Result]:
+    """One run of ``names`` on ``base``: each head's result as it ends to ``on_result``; the heads whose
+    (run, step) is in ``skip`` are not run (an earlier, interrupted run of the same plan holds them)."""
     work = Path(keep or tempfile.mkdtemp(prefix="fusegate-scenarios-"))
     work.mkdir(parents=True, exist_ok=True)
     tree = work / "tree"
@@ -456,6 +484,8 @@ def run_once(
                 if wait > 0:
                     time.sleep(wait)
             s = SCENARIOS[name]
+            if (number, k) in skip:
+                continue
             if s.on not in bases:
                 _git(tree, "checkout", "--quiet", "--detach", "--force", base)
                 apply(tree, SCENARIOS[s.on], f"run {number} base {s.on}")
@@ -499,6 +529,7 @@ def run_once(
                 time_fails=sum(c["decision"] == "fail" and c.get("signal") == "time" for c in rows),
                 largest=largest,
                 reasons=evaluation.get("reasons", []),
+                step=k,
             )
             print(
                 f"run {number} {name}: expected {s.expected}, got {result.actual} ({seconds:.0f} s)"
@@ -510,6 +541,7 @@ def run_once(
             with open(work / "results.jsonl", "a") as f:
                 f.write(json.dumps(result.__dict__) + "\n")
             out.append(result)
+            on_result(result)
     finally:
         _run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
     return out
@@ -526,7 +558,15 @@ def _asv_changes(output: str) -> list[str]:
     return rows
 
 
-def asv_once(number: int, names: list[str], *, keep: Path | None, base: str) -> list[Result]:
+def asv_once(
+    number: int,
+    names: list[str],
+    *,
+    keep: Path | None,
+    base: str,
+    skip: frozenset[tuple[int, int]] = frozenset(),
+    on_result=lambda result: None,
+) -> list[Result]:
     """Each scenario as asv judges it: a fresh clone of ``base`` (no asv environment, no results), the change
     committed on top, ``asv continuous --interleave-rounds HEAD~1 HEAD``. Its answer: reject when it reports a
     benchmark slower (or failing), changed when only faster, approve when none; error when it did not finish
@@ -549,6 +589,8 @@ def asv_once(number: int, names: list[str], *, keep: Path | None, base: str) -> 
     out = []
     for k, name in enumerate(names):
         s = SCENARIOS[name]
+        if (number, k) in skip:
+            continue
         clone = work / f"{number}-{k}-{name}"
         _run(["git", "clone", "--quiet", str(ROOT), str(clone)], cwd=work)
         _git(clone, "checkout", "--quiet", "--detach", base)
@@ -576,12 +618,14 @@ def asv_once(number: int, names: list[str], *, keep: Path | None, base: str) -> 
             seconds=seconds,
             effect=s.effect,
             deciding=[f"asv continuous exited {done.returncode}", *changes],
+            step=k,
         )
         print(f"run {number} {name}: expected {s.expected}, asv: {actual} ({seconds:.0f} s)", file=sys.stderr)
         (work / f"{number}-{k}-{name}.log").write_text(done.stdout + done.stderr)
         with open(work / "results.jsonl", "a") as f:
             f.write(json.dumps(result.__dict__) + "\n")
         out.append(result)
+        on_result(result)
         if not keep:
             _run(["rm", "-rf", str(clone)], cwd=work)
     return out
@@ -605,37 +649,89 @@ def main(argv: list[str] | None = None) -> int:
         "--asv", action="store_true", help="judge each scenario by asv continuous from a fresh clone instead"
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="write the --json document to FILE after every head, as it ends",
+    )
+    p.add_argument(
+        "--resume",
+        type=Path,
+        metavar="FILE",
+        help="go on with the plan of FILE (an --out of a run that stopped): its heads are kept, not run again, "
+        "and FILE is written as each further head ends",
+    )
     args = p.parse_args(argv)
     names = args.scenarios.split(",")
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         p.error(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
-    rows: list[Result] = []
+    judge = "asv continuous" if args.asv else "fusegate gate --measure"
     base = _git(ROOT, "rev-parse", args.base)
+    plan = [[k + 1, step, name] for k in range(args.runs) for step, name in enumerate(names)]
+    rows: list[Result] = []
+    out = args.out
+    if args.resume is not None:
+        try:
+            earlier = json.loads(args.resume.read_text())
+        except (OSError, ValueError) as exc:
+            p.error(f"--resume {args.resume}: {exc}")
+        if earlier.get("plan") != plan or earlier.get("judge") != judge:
+            p.error(
+                f"--resume {args.resume}: its plan is {earlier.get('plan')} judged by {earlier.get('judge')}, "
+                "not this command's; give the same --scenarios, --runs and --asv"
+            )
+        if args.base == "HEAD" and earlier.get("commit"):
+            base = earlier["commit"]  # the plan's base, whatever is checked out now
+        elif earlier.get("commit") not in (None, base):
+            p.error(f"--resume {args.resume}: its base is {earlier['commit'][:12]}, not {base[:12]}")
+        rows = [Result(**r) for r in earlier["rows"]]
+        out = out or args.resume
+    skip = frozenset((r.run, r.step) for r in rows)
+
+    def document() -> dict:
+        confusion = Counter((r.group, r.expected, r.actual) for r in rows if not r.effect)
+        return {
+            "judge": judge,
+            "commit": base,
+            "plan": plan,
+            "rows": [r.__dict__ for r in rows],
+            "confusion": [[*k, v] for k, v in confusion.items()],
+        }
+
+    def done(result: Result) -> None:
+        rows.append(result)
+        if out is not None:  # atomically: a run stopped while writing keeps the previous heads
+            tmp = out.with_suffix(out.suffix + ".tmp")
+            tmp.write_text(json.dumps(document(), indent=2) + "\n")
+            tmp.replace(out)
+
     started = time.monotonic()
     for k in range(args.runs):
+        if all((k + 1, step) in skip for step in range(len(names))):
+            continue
         wait = started + k * args.every * 60 - time.monotonic()
         if wait > 0:
             time.sleep(wait)
         keep = args.keep / f"run{k + 1}" if args.keep else None
         if args.asv:
-            rows += asv_once(k + 1, names, keep=keep, base=base)
+            asv_once(k + 1, names, keep=keep, base=base, skip=skip, on_result=done)
         else:
-            rows += run_once(
-                k + 1, names, keep=keep, max_minutes=args.max_minutes, base=base, head_every=args.head_every
+            run_once(
+                k + 1,
+                names,
+                keep=keep,
+                max_minutes=args.max_minutes,
+                base=base,
+                head_every=args.head_every,
+                skip=skip,
+                on_result=done,
             )
+    rows.sort(key=lambda r: (r.run, r.step))
     confusion = Counter((r.group, r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "judge": "asv continuous" if args.asv else "fusegate gate --measure",
-                    "rows": [r.__dict__ for r in rows],
-                    "confusion": [[*k, v] for k, v in confusion.items()],
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(document(), indent=2))
     else:
         for r in rows:
             mark = "effect" if r.effect else ("ok" if r.expected == r.actual and not r.blamed else "WRONG")

@@ -1,6 +1,7 @@
 """The scenario harness's changes still apply to the tree (each names text that must be there, once), and every
 change builds a tree that imports."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +159,50 @@ def test_kept_results_name_commits_by_role():
     assert scenarios.by_role(text, {base: "BASE", head: "HEAD"}) == (
         "policy at base BASE; head HEAD measured; a kernel id 0123456789abcdef stays"
     )
+
+
+def test_a_stopped_run_keeps_its_heads_and_resume_runs_only_the_rest(tmp_path, monkeypatch):
+    """Every head's result is in --out as it ends; --resume skips what the file holds, keeps it and goes on."""
+    calls, stop = [], [3]
+
+    def fake_run(number, names, *, skip, on_result, **_):
+        for k, name in enumerate(names):
+            if (number, k) in skip:
+                continue
+            calls.append((number, k))
+            if len(calls) == stop[0]:
+                raise KeyboardInterrupt  # the session ended mid-head
+            s = scenarios.SCENARIOS[name]
+            on_result(
+                scenarios.Result(
+                    run=number,
+                    scenario=name,
+                    expected=s.expected,
+                    actual="approve",
+                    seconds=1.0,
+                    effect=False,
+                    group=s.group,
+                    step=k,
+                )
+            )
+
+    monkeypatch.setattr(scenarios, "run_once", fake_run)
+    out = tmp_path / "part.json"
+    argv = ["--scenarios", "docs,comment", "--runs", "2"]
+    with pytest.raises(KeyboardInterrupt):
+        scenarios.main([*argv, "--out", str(out)])
+    held = json.loads(out.read_text())
+    assert [(r["run"], r["step"]) for r in held["rows"]] == [(1, 0), (1, 1)]
+    assert held["plan"] == [[1, 0, "docs"], [1, 1, "comment"], [2, 0, "docs"], [2, 1, "comment"]]
+    from benchmarks import report
+
+    text = "\n".join(report.KINDS["scenarios"](held))
+    assert "It holds 2 of the 4 heads of its plan; not run: docs (run 2), comment (run 2)." in text
+    calls.clear()
+    stop[0] = 0
+    assert scenarios.main([*argv, "--resume", str(out)]) == 0
+    assert calls == [(2, 0), (2, 1)]
+    done = json.loads(out.read_text())
+    assert len(done["rows"]) == 4 and done["confusion"] == [["A/A", "approve", "approve", 4]]
+    with pytest.raises(SystemExit):  # another plan cannot resume this file
+        scenarios.main(["--scenarios", "docs", "--resume", str(out)])
