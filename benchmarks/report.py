@@ -109,9 +109,8 @@ def _scenarios(data: dict) -> list[str]:
         "",
     ]
     plan = data.get("plan")
-    if plan and len(rows) < len(
-        plan
-    ):  # a run stopped part-way (python -m benchmarks.scenarios --resume goes on)
+    # a run stopped part-way (python -m benchmarks.scenarios --resume goes on with it)
+    if plan and len(rows) < len(plan):
         ran = {(r["run"], r.get("step")) for r in rows}
         missing = [f"{name} (run {run})" for run, step, name in plan if (run, step) not in ran]
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")

@@ -690,14 +690,16 @@ def main(argv: list[str] | None = None) -> int:
         out = out or args.resume
     skip = frozenset((r.run, r.step) for r in rows)
 
+    def confusion() -> Counter:
+        return Counter((r.group, r.expected, r.actual) for r in rows if not r.effect)
+
     def document() -> dict:
-        confusion = Counter((r.group, r.expected, r.actual) for r in rows if not r.effect)
         return {
             "judge": judge,
             "commit": base,
             "plan": plan,
             "rows": [r.__dict__ for r in rows],
-            "confusion": [[*k, v] for k, v in confusion.items()],
+            "confusion": [[*k, v] for k, v in confusion().items()],
         }
 
     def done(result: Result) -> None:
@@ -729,7 +731,6 @@ def main(argv: list[str] | None = None) -> int:
                 on_result=done,
             )
     rows.sort(key=lambda r: (r.run, r.step))
-    confusion = Counter((r.group, r.expected, r.actual) for r in rows if not r.effect)
     if args.json:
         print(json.dumps(document(), indent=2))
     else:
@@ -746,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
             if r.blamed:
                 print(f"    fail rows on unchanged code: {'; '.join(r.blamed)}")
         print("\nconfusion over the scored scenarios (group: expected -> actual: count)")
-        for (group, expected, actual), n in sorted(confusion.items()):
+        for (group, expected, actual), n in sorted(confusion().items()):
             print(f"  {group:<12} {expected:<8} -> {actual:<12} {n}")
         blamed = [r for r in rows if r.blamed]
         print(f"heads with a fail row on unchanged code: {len(blamed)} of {len(rows)}")

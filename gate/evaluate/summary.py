@@ -108,13 +108,13 @@ def _traded(rows: list[ComparisonRecord], *, named: bool) -> str:
 
 
 def _groups(
-    rows: Sequence[ComparisonRecord], *, by_decision: bool = False, by_signal: bool = False
+    rows: Sequence[ComparisonRecord], *, by_decision: bool = False, by_tradeoff: bool = False
 ) -> dict[tuple, list[ComparisonRecord]]:
     out: dict[tuple, list[ComparisonRecord]] = defaultdict(list)
     for r in rows:
         key = (r.task, r.impl, r.kind in VERSUS_BASE, r.kind)
         key = (*key, r.decision) if by_decision else key
-        out[(*key, traded(r)) if by_signal else key].append(r)
+        out[(*key, traded(r)) if by_tradeoff else key].append(r)
     return out
 
 
@@ -370,9 +370,7 @@ def summarize(
 
     decided = [
         _finding(g, deciding, word(g))
-        for g in _groups(
-            [r for r in rows if r.decision == deciding], by_decision=True, by_signal=True
-        ).values()
+        for g in _groups([r for r in rows if r.decision == deciding], by_tradeoff=True).values()
     ]
     # a failed row beside an error verdict, or an error beside a reject, still needs reading: listed as undecided
     other = [

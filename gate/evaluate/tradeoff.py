@@ -37,8 +37,13 @@ from gate.stats import signals
 UNSHOWN = "the trade-off could not be shown"  # said by a cost fail whose pending trade-off ran out of rounds
 
 
-def _family(r: Row) -> tuple:
-    return (r.machine, r.kind, r.detail, r.task, r.impl, r.baseline, r.num_envs)
+# What a row and its siblings share: everything but the thread count.
+FAMILY = ("machine", "kind", "detail", "task", "impl", "baseline", "num_envs")
+
+
+def family(r) -> tuple:
+    """The row's (a ``Row`` or a stored ``ComparisonRecord``) fields its siblings share."""
+    return tuple(getattr(r, f) for f in FAMILY)
 
 
 def candidate(r: Row) -> bool:
@@ -48,6 +53,7 @@ def candidate(r: Row) -> bool:
     return (
         r.decision is Decision.FAIL
         and r.signal is Signal.COST
+        and r.cost is not None
         and e is not None
         and r.time_decision is not Decision.FAIL
         and e.high <= 1 + e.fail_margin
@@ -87,22 +93,20 @@ def _speedup(s: Row) -> str:
     )
 
 
-def apply(rows: list[Row], policy: Policy) -> int:
-    """Decide the trade-offs among decided ``rows`` (in place); returns how many rows it changed."""
+def apply(rows: list[Row], policy: Policy) -> None:
+    """Decide the trade-offs among decided ``rows``, in place."""
     families: dict[tuple, list[Row]] = defaultdict(list)
     for r in rows:
         if r.estimate is not None and r.threads is not None:
-            families[_family(r)].append(r)
-    changed = 0
-    for family in families.values():
-        for r in family:
-            if not candidate(r) or r.cost is None:
+            families[family(r)].append(r)
+    for group in families.values():
+        for r in group:
+            if not candidate(r):
                 continue
-            siblings = [s for s in family if s.threads != r.threads]
+            siblings = [s for s in group if s.threads != r.threads]
             shown = sorted((s for s in siblings if proven(s)), key=lambda s: s.estimate.ratio)
             here = f"{_cost(r, policy.cost_metric)}, {_time(r)} not slower"
             if shown:
-                changed += 1
                 r.signal = Signal.TRADEOFF
                 if policy.tradeoffs == "approve":
                     r.decision = Decision.PASS
@@ -126,7 +130,6 @@ def apply(rows: list[Row], policy: Policy) -> int:
                 continue
             s = waiting[0]
             if s.groups < policy.max_rounds:
-                changed += 1
                 r.decision, r.signal = Decision.INCONCLUSIVE, Signal.TRADEOFF
                 r.reason = join(
                     r.reason,
@@ -139,4 +142,3 @@ def apply(rows: list[Row], policy: Policy) -> int:
                     f"{UNSHOWN}: at {s.threads} threads {_time(s)} is still not faster "
                     f"beyond doubt with the budget of {policy.max_rounds} processes spent; the cost fail stands",
                 )
-    return changed

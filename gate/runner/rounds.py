@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from gate.bot.report import open_cells
 from gate.domain import Decision, Kind, Signal
+from gate.evaluate import tradeoff
 
 TIME = r"hot_slice\.HotSlice\.time_update_state"
 PAIRED = r"hot_slice\.Paired\.track_ratio"
@@ -84,14 +85,8 @@ def tradeoff_siblings(row, rows: list, budget: int) -> list:
     kernel, scale and kind at other thread counts whose rounds the budget allows: their speedup decides it."""
     if row.decision != Decision.INCONCLUSIVE or getattr(row, "signal", None) != Signal.TRADEOFF:
         return []
-    same = ("machine", "kind", "detail", "task", "impl", "baseline", "num_envs")
-    return [
-        r
-        for r in rows
-        if all(getattr(r, f) == getattr(row, f) for f in same)
-        and r.threads != row.threads
-        and r.groups < budget
-    ]
+    mine = tradeoff.family(row)
+    return [r for r in rows if tradeoff.family(r) == mine and r.threads != row.threads and r.groups < budget]
 
 
 def class_of(pattern: str) -> str:

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gate import stats
+from gate.evaluate import correctness, tally
 from gate.evaluate.cells import Cells
+from gate.evaluate.context import Context
 from gate.policy import Policy
 
 TASK, N = "g1_walk", 4096
@@ -82,3 +84,21 @@ def index(cells: list[Cell]) -> Cells:
     for c in cells:
         out.add(c)
     return out
+
+
+def judge(module, cells: list[Cell], base: list[Cell] | None = None, *, policy: Policy = POLICY, **ctx):
+    """One row kind's rows on ``cells`` (and ``base``: head against base), with the correctness rows, decided."""
+    context = Context(
+        machine="m",
+        placement="p",
+        cells=index(cells),
+        policy=policy,
+        compare=(IMPL,),
+        base=None if base is None else index(base),
+        versus_base=base is not None,
+        base_sha="b" * 40,
+        **ctx,
+    )
+    rows = correctness.rows(context) + module.rows(context)
+    tally.decide(rows, policy, extra=set())
+    return rows

@@ -34,25 +34,22 @@ from gate.evaluate import (
     best_threads,
     collector_head_vs_base,
     collector_vs_baseline,
-    correctness,
     head_vs_base,
     impl_vs_baseline,
     paired_head_vs_base,
     tally,
 )
-from gate.evaluate.context import Context
 from tests.gate.evaluate.cells import (
     BASELINE,
     COST_STATES,
     IMPL,
-    POLICY,
     TASK,
     TIME_STATES,
     Cell,
     N,
     broken,
     counted,
-    index,
+    judge,
     timed,
 )
 
@@ -96,23 +93,6 @@ def expected(time: str, cost: str, *, moments: bool = False) -> tuple[Decision, 
         return (Decision.INCONCLUSIVE, Signal.TIME) if time == "says_slower" else (Decision.PASS, Signal.COST)
     passes = {"pass": Decision.PASS, "faster": Decision.PASS, "says_faster": Decision.PASS}
     return passes.get(time, Decision.INCONCLUSIVE), Signal.TIME
-
-
-def judge(module, cells: list[Cell], base: list[Cell] | None = None, **ctx):
-    context = Context(
-        machine="m",
-        placement="p",
-        cells=index(cells),
-        policy=POLICY,
-        compare=(IMPL,),
-        base=None if base is None else index(base),
-        versus_base=base is not None,
-        base_sha="b" * 40,
-        **ctx,
-    )
-    rows = correctness.rows(context) + module.rows(context)
-    tally.decide(rows, POLICY, extra=set())
-    return rows
 
 
 def check(rows, kind: Kind, want) -> None:

@@ -8,12 +8,10 @@ from dataclasses import replace
 import pytest
 
 from gate.domain import AGAINST_BASE, COST, TIME, Decision, Signal
-from gate.evaluate import correctness, head_vs_base, tally
-from gate.evaluate.context import Context
+from gate.evaluate import head_vs_base
 from gate.policy import Policy
-from tests.gate.evaluate.cells import BASELINE, IMPL, TIME_STATES, Cell, counted, index, timed
+from tests.gate.evaluate.cells import BASELINE, IMPL, POLICY, TIME_STATES, Cell, counted, judge, timed
 
-POLICY = Policy(compare=(IMPL,), head_vs_base=(IMPL, BASELINE), cost_metric="instructions")
 N = 4096
 
 
@@ -36,20 +34,7 @@ def _cells(one: str, two: str, *, two_paired: bool = True, two_impl: str = IMPL,
 
 
 def _judge(head: list[Cell], base: list[Cell], policy: Policy = POLICY):
-    ctx = Context(
-        machine="m",
-        placement="p",
-        cells=index(head),
-        policy=policy,
-        compare=(IMPL,),
-        base=index(base),
-        versus_base=True,
-        base_sha="b" * 40,
-        lockstep=True,
-    )
-    rows = correctness.rows(ctx) + head_vs_base.rows(ctx)
-    tally.decide(rows, policy, extra=set())
-    return rows
+    return judge(head_vs_base, head, base, policy=policy, lockstep=True)
 
 
 def _row(rows, *, threads: int, impl: str = IMPL, n: int = N):
