@@ -328,13 +328,31 @@ def more_rounds(
                 console=console,
                 env={"FUSEGATE_BENCH_DUET_CELLS": cells} if cells else None,
             )
+        before = _open_groups(evaluation)
         evaluation = judge(quiet=True)
+        if evaluation.verdict == Verdict.INCONCLUSIVE and _open_groups(evaluation) == before:
+            # e.g. rows head over base whose fewer processes are a base that cannot take rounds here
+            console.print(
+                f"  the rounds added no process to the {len(before)} undecided cell(s): no more rounds here. "
+                f"To add them where both sides can: [bold]{again}[/]",
+                soft_wrap=True,
+            )
+            return evaluation
         counts = {
             d: sum(c.decision == d for c in evaluation.comparisons)
             for d in (Decision.PASS, Decision.FAIL, Decision.INCONCLUSIVE)
         }
         console.print(f"  now {evaluation.verdict}: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
     return evaluation
+
+
+def _open_groups(evaluation) -> dict:
+    """Each undecided row's processes (its groups): unchanged after a round, the round decided nothing."""
+    return {
+        (c.machine, c.kind, c.task, c.impl, c.baseline, c.num_envs, c.threads, c.detail): c.groups
+        for c in evaluation.comparisons
+        if c.decision == Decision.INCONCLUSIVE
+    }
 
 
 def has_results(side: Side, machine: str | None) -> bool:

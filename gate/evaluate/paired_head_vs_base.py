@@ -11,7 +11,9 @@ kernel id, ``gate.provenance``, the same in every run of both). When the head ch
 with the baseline and would name the wrong implementation (a faster hand-written kernel makes an unchanged
 assembled one look slower): the row passes with the ``baseline`` signal, asks for no rounds, and each
 implementation's own ``head_vs_base`` rows (lockstep, cost, sources) judge the change. Where the runs did not
-record the ids, the row is judged as before."""
+record the ids, the row is judged as before. When the head runs the base's sources of both (the policy's
+``same_sources_pass``), the ratio is the same code timed twice: the row passes with the ``sources`` signal and asks
+for no rounds, as the implementation's ``head_vs_base`` rows do."""
 
 from __future__ import annotations
 
@@ -54,6 +56,19 @@ def rows(ctx: Context) -> list[Row]:
                     f"the head changes the baseline {baseline} of {key.task} (its kernel id): {key.impl} / "
                     f"{baseline} moved to {estimate.ratio:.3f} of the base's with it, which says nothing of "
                     f"{key.impl}; each implementation's own head_vs_base rows judge the change",
+                    margin=margin,
+                    **where,
+                )
+            )
+            continue
+        same = [ctx.same_sources.get(f"{key.task}/{impl}") for impl in (key.impl, baseline)]
+        if all(same):
+            out.append(
+                passed(
+                    Signal.SOURCES,
+                    f"{key.impl} and {baseline} run the base's sources (kernel ids {same[0]}, {same[1]}): "
+                    f"the same code on both commits, the ratio {estimate.ratio:.3f} not judged (the policy's "
+                    "same_sources_pass)",
                     margin=margin,
                     **where,
                 )

@@ -132,6 +132,38 @@ def test_a_kernel_with_the_base_s_sources_passes_head_vs_base_by_them(store_url,
         assert failed == {("assembled", 1), ("handwritten", 1)} and not by_sources
 
 
+@pytest.mark.parametrize("same_sources_pass", [True, False])
+def test_a_paired_ratio_of_two_unchanged_kernels_passes_by_sources(store_url, tmp_path, same_sources_pass):
+    """g1_motion's kernels are the base's on both sides of its paired ratio: a noisy 1.3x on that ratio is the
+    same code timed twice and passes by sources while the policy trusts them; g1_walk's edited assembled kernel,
+    1.3x slower against the unchanged baseline, is still judged by its ratio."""
+    path, base, head = gitrepo.base_and_head(
+        tmp_path / "repo", policy=POLICY + f"same_sources_pass = {str(same_sources_pass).lower()}\n"
+    )
+    ingest(store_url, measure_results(tmp_path / "a", base, provenance={"kernels": KERNELS}))
+    ingest(
+        store_url,
+        measure_results(
+            tmp_path / "b",
+            head,
+            paired_effect=lambda c: 1.3 if c["impl"] == "assembled" else 1.0,
+            provenance={"kernels": {**KERNELS, "g1_walk/assembled": "ab" * 8}},
+        ),
+    )
+    e = evaluate_pair(store_url, path, base, head)
+    rows = [c for c in e.comparisons if c.kind == "paired_head_vs_base" and c.impl == "assembled"]
+    walk = [c for c in rows if c.task == "g1_walk"]
+    motion = [c for c in rows if c.task == "g1_motion"]
+    assert walk and motion
+    assert all(c.signal != "sources" for c in walk)
+    assert any(c.decision == "fail" for c in walk)
+    if same_sources_pass:
+        assert all(c.decision == "pass" and c.signal == "sources" for c in motion)
+        assert all(KERNELS["g1_motion/assembled"] in c.reason for c in motion)
+    else:
+        assert all(c.signal != "sources" for c in motion) and any(c.decision == "fail" for c in motion)
+
+
 def test_kernel_ids_must_be_in_every_run_of_both_to_count():
     from gate.evaluate.evaluation import same_sources
 

@@ -62,6 +62,7 @@ def _row(kind: str, impl="assembled", *, decision="inconclusive", groups=3, thre
         decision=decision,
         groups=groups,
         machine=machine,
+        detail="",
     )
 
 
@@ -171,6 +172,13 @@ class _Judge(SimpleNamespace):
         return _evaluation(self.then, [])
 
 
+class _Stuck(SimpleNamespace):
+    """Evaluates again after the rounds: the same undecided row, its processes as they were."""
+
+    def __call__(self, quiet=False):
+        return _evaluation("inconclusive", [_row("paired_head_vs_base")])
+
+
 def _judge(then: str, *, base: str, head: str) -> _Judge:
     return _Judge(then=then, base=base, head=head)
 
@@ -254,6 +262,35 @@ def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_p
         is spent
     )
     assert "budget of rounds spent" in said[-1]
+
+
+def test_more_rounds_stop_when_a_round_adds_no_process_to_an_undecided_row(tmp_path, monkeypatch):
+    """A row head over base counts the side with fewer processes; when that side is a base measured from another
+    checkout (no rounds for it here), the head's rounds leave the row as it was: one round, then the loop says so
+    and stops, instead of spending the budget to the deadline."""
+    from gate.cli import measure as measuring
+
+    head = _measured(measuring.Side("head", "h" * 40, tmp_path / "h", tmp_path / "h" / "results"))
+    base = measuring.Side("base", "b" * 40, tmp_path / "b", tmp_path / "b" / "results")  # no results here
+    calls = []
+    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, *, side, **k: calls.append(side.name))
+    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
+    said = []
+    console = SimpleNamespace(print=lambda text, **k: said.append(text))
+    judge = _Stuck(base="b" * 40, head="h" * 40)
+    done = measuring.more_rounds(
+        judge,
+        judge(),
+        ONE,
+        time.monotonic() + 600,
+        {"base": base, "head": head},
+        tmp_path,
+        console,
+        again="fusegate gate --measure",
+    )
+    assert done.verdict == "inconclusive"
+    assert calls == ["head"]  # one round, on the side that can take it
+    assert "added no process" in said[-1] and "fusegate gate --measure" in said[-1]
 
 
 def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, monkeypatch):
