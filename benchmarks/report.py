@@ -1,13 +1,15 @@
 """docs/measurements.md, generated: every measured figure the docs quote, from the outputs of the commands that
 measured them.
 
-    python -m benchmarks.report record --kind KIND [--title T] NAME -- COMMAND ...   # run it, keep its output
+    python -m benchmarks.report record --kind KIND --question Q [--title T] NAME -- COMMAND ...  # keep its output
     python -m benchmarks.report render                                              # docs/measurements.md
 
 ``record`` runs COMMAND (a measurement tool's ``--json`` output, or any command to time) and keeps its output
-in ``docs/measurements/NAME.json`` with the command line, the machine (CPU model, CPUs) and the date. ``render``
-writes docs/measurements.md from every kept record, one section each, in name order; a test fails when a doc
-quotes a figure that is not in it. Kinds: ``scenarios``, ``drift``, ``duet_settings``, ``collector_seeds``,
+in ``docs/measurements/NAME.json`` with the command line, the machine (CPU model, CPUs), the date and the
+question it answers (``--question``, QUESTIONS). ``render`` writes docs/measurements.md from every kept record,
+grouped by question, in name order; a test fails when a doc quotes a figure that is not in it. A record that a
+newer one supersedes is deleted (its figures stay in the commit that recorded them): the file keeps the current
+figure of each measured thing once. Kinds: ``scenarios``, ``drift``, ``duet_settings``, ``collector_seeds``,
 ``plan`` (each renders its tool's JSON), ``rows`` (any tool's JSON rows as a table) and ``timed`` (the
 command's wall time and exit code).
 """
@@ -29,6 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "docs" / "measurements"
 OUT = ROOT / "docs" / "measurements.md"
 FORMAT = 1
+# what a user asks, in the order the file answers it: key (``--question``) -> its section's heading
+QUESTIONS = {
+    "accuracy": "How right the verdicts are",
+    "duration": "How long a verdict takes",
+    "collector": "How the collector check holds",
+    "ci": "What CI costs",
+}
 
 
 def _machine() -> dict:
@@ -41,7 +50,14 @@ def _machine() -> dict:
 
 
 def record(
-    name: str, kind: str, title: str, command: list[str], note: str = "", *, output: Path | None = None
+    name: str,
+    kind: str,
+    title: str,
+    command: list[str],
+    note: str = "",
+    *,
+    question: str = "accuracy",
+    output: Path | None = None,
 ) -> Path:
     """Run ``command`` and keep its output; with ``output``, keep what ``command`` wrote there when it ran (a run
     of hours, watched on its stderr) without running it again."""
@@ -68,6 +84,7 @@ def record(
         "command": shlex.join(command),
         "machine": _machine(),
         "date": datetime.date.today().isoformat(),
+        "question": question,
         "data": data,
     }
     if note:
@@ -89,61 +106,49 @@ def _table(columns: list[str], rows: list[list]) -> list[str]:
 
 def _confusion(confusion: list[list]) -> list[str]:
     """Expected against actual over the scored scenarios, by group (A/A, improvement, regression) where the
-    record has one."""
-    grouped = all(len(c) == 4 for c in confusion)
-    if grouped:
-        return _table(["group", "expected", "actual", "runs"], [list(c) for c in sorted(confusion)])
-    return _table(
-        ["expected", "actual", "runs"], [list(c[-3:]) for c in sorted(confusion, key=lambda c: c[-3:])]
-    )
+    record has one: one line."""
+    cells = [
+        f"{c[0] + ' ' if len(c) == 4 else ''}{c[-3]} -> {c[-2]}: {c[-1]}"
+        for c in sorted(confusion, key=lambda c: [str(x) for x in c])
+    ]
+    return ["Confusion over the scored scenarios (expected -> actual: runs): " + "; ".join(cells) + "."]
 
 
 def _scenarios(data: dict) -> list[str]:
+    """Per scenario over the runs: the verdicts, the head's wall time (measurement and rounds), the rows that
+    failed by time, the largest head/base time and cost ratios and the first line of its last head."""
     rows = data["rows"]
     asv = [r for r in rows if r["deciding"][:1] and r["deciding"][0].startswith("asv continuous exited")]
     if data.get("judge") == "asv continuous" or (rows and len(asv) == len(rows)):
         return _asv_scenarios(data)
-    lines = [
-        "Per scenario over the runs: the verdicts, the head's wall time (measurement and rounds), the rows that"
-        " failed by time, and the largest head/base time and cost ratios of one run.",
-        "",
-    ]
+    lines = []
     plan = data.get("plan")
     # a run stopped part-way (python -m benchmarks.scenarios --resume goes on with it)
     if plan and len(rows) < len(plan):
         ran = {(r["run"], r.get("step")) for r in rows}
         missing = [f"{name} (run {run})" for run, step, name in plan if (run, step) not in ran]
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
-        lines[-1:-1] = [f"It holds {len(rows)} of the {len(plan)} heads of its plan; not run: {shown}.", ""]
-    names = list(dict.fromkeys(r["scenario"] for r in rows))
+        lines += [f"It holds {len(rows)} of the {len(plan)} heads of its plan; not run: {shown}.", ""]
     table = []
-    for n in names:
+    for n in dict.fromkeys(r["scenario"] for r in rows):
         mine = [r for r in rows if r["scenario"] == n]
         verdicts = ", ".join(r["actual"] for r in mine)
         secs = sorted(r["seconds"] for r in mine)
         expected = mine[0]["expected"] + (" (effect)" if mine[0]["effect"] else "")
         time_fails = sum(r["time_fails"] for r in mine)
         largest = mine[-1]["largest"] or "-"
-        table.append([n, expected, verdicts, f"{secs[0]:.0f}-{secs[-1]:.0f}", time_fails, largest])
+        first = f"`{mine[-1]['headline']}`" if mine[-1].get("headline") else "-"
+        table.append([n, expected, verdicts, f"{secs[0]:.0f}-{secs[-1]:.0f}", time_fails, largest, first])
     lines += _table(
-        ["scenario", "expected", "verdicts", "seconds", "rows failed by time", "largest (last run)"], table
+        ["scenario", "expected", "verdicts", "seconds", "failed by time", "largest (last run)", "first line"],
+        table,
     )
-    lines += ["", "Confusion over the scored scenarios (expected -> actual: runs):", ""]
-    lines += _confusion(data["confusion"])
+    lines += ["", *_confusion(data["confusion"])]
     blamed = [(r["scenario"], r["run"], b) for r in rows for b in r.get("blamed", [])]
     if any("blamed" in r for r in rows):
-        lines += ["", f"Fail rows on an implementation the change does not touch: {len(blamed)}.", ""]
-        lines += [f"- {n} (run {k}): `{b}`" for n, k, b in blamed]
-    firsts = {r["scenario"]: r["headline"] for r in rows if r.get("headline")}
-    if firsts:
-        lines += ["", "The verdict's first line (the last head of each scenario):", ""]
-        lines += [f"- {n}: `{h}`" for n, h in firsts.items()]
-    deciding = [
-        (r["scenario"], r["run"], d) for r in rows for d in r["deciding"][:3] if r["expected"] == "reject"
-    ]
-    if deciding:
-        lines += ["", "Rows that decided each reject (first three of each run):", ""]
-        lines += [f"- {n} (run {k}): `{d}`" for n, k, d in deciding]
+        lines[-1] += f" Fail rows on an implementation the change does not touch: {len(blamed)}."
+        if blamed:
+            lines += ["", *(f"- {n} (run {k}): `{b}`" for n, k, b in blamed)]
     return lines
 
 
@@ -174,8 +179,7 @@ def _asv_scenarios(data: dict) -> list[str]:
     lines += _table(
         ["scenario", "expected", "asv's answers", "exit codes", "seconds", "rows reported changed"], table
     )
-    lines += ["", "Confusion over the scored scenarios (expected -> actual: runs):", ""]
-    lines += _confusion(data["confusion"])
+    lines += ["", *_confusion(data["confusion"])]
     seen: Counter = Counter()
     changed = []
     for r in rows:
@@ -220,14 +224,13 @@ def _collector_seeds(data: dict) -> list[str]:
 
 
 def _plan(data: dict) -> list[str]:
-    rows = [
-        [p["placement"], p["cpus"], p["mem"], ",".join(map(str, p["threads"]))] for p in data["placements"]
-    ]
+    places = "; ".join(
+        f"{p['placement']} (CPUs {p['cpus']}, memory {p['mem']}, threads {','.join(map(str, p['threads']))})"
+        for p in data["placements"]
+    )
     return [
         f"{data['topology']}, {data['profile']} profile: {data['head_s'] / 60:.1f} min per head, "
-        f"{data['base_s'] / 60:.1f} min per base.",
-        "",
-        *_table(["placement", "CPUs", "memory", "threads"], rows),
+        f"{data['base_s'] / 60:.1f} min per base. Placements: {places}."
     ]
 
 
@@ -262,20 +265,31 @@ KINDS = {
 
 
 def render() -> str:
-    records = [json.loads(p.read_text()) for p in sorted(RECORDS.glob("*.json"))]
+    records = {p.name: json.loads(p.read_text()) for p in sorted(RECORDS.glob("*.json"))}
+    for name, r in records.items():
+        if r.get("question") not in QUESTIONS:
+            raise SystemExit(
+                f"docs/measurements/{name}: question {r.get('question')!r} is not one of "
+                f"{', '.join(QUESTIONS)}; set its \"question\" to the one it answers"
+            )
     lines = [
         "# Measurements",
         "",
         "Generated by `python -m benchmarks.report render` from `docs/measurements/*.json`, the kept outputs of the",
-        "commands below: do not edit. Each section says what ran, where and when. The other docs link here for",
-        "their figures.",
+        "commands below: do not edit. The current figure of each measured thing, once, with the command that",
+        "measured it, where and when. The other docs link here for their figures.",
     ]
-    for r in records:
-        m = r["machine"]
-        where = f"{m['cpu'] or 'unknown CPU'}, {m['cpus']} CPUs, {r['date']}."
-        note = f" {r['note']}" if r.get("note") else ""
-        lines += ["", f"## {r['title']}", "", f"`{r['command']}`", "", where + note, ""]
-        lines += KINDS[r["kind"]](r["data"])
+    for key, heading in QUESTIONS.items():
+        mine = [r for r in records.values() if r["question"] == key]
+        if not mine:
+            continue
+        lines += ["", f"## {heading}"]
+        for r in mine:
+            m = r["machine"]
+            where = f"{m['cpu'] or 'unknown CPU'}, {m['cpus']} CPUs, {r['date']}."
+            note = f" {r['note']}" if r.get("note") else ""
+            lines += ["", f"### {r['title']}", "", f"`{r['command']}`", where + note, ""]
+            lines += KINDS[r["kind"]](r["data"])
     return "\n".join(lines) + "\n"
 
 
@@ -285,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     rec = sub.add_parser("record")
     rec.add_argument("name")
     rec.add_argument("--kind", choices=sorted(KINDS), required=True)
+    rec.add_argument("--question", choices=sorted(QUESTIONS), required=True, help="what the record answers")
     rec.add_argument("--title", default="")
     rec.add_argument(
         "--note", default="", help="what the command line does not say (what BASE and HEAD were)"
@@ -299,7 +314,11 @@ def main(argv: list[str] | None = None) -> int:
             p.error("record needs a command after --")
         if args.output is not None and args.kind == "timed":
             p.error("--from keeps a tool's JSON; a timed record runs its command")
-        print(record(args.name, args.kind, args.title, command, args.note, output=args.output))
+        print(
+            record(
+                args.name, args.kind, args.title, command, args.note, question=args.question, output=args.output
+            )
+        )
         return 0
     OUT.write_text(render())
     print(OUT)

@@ -127,8 +127,33 @@ def test_the_gates_scenarios_are_rendered_by_group_with_blame_and_first_lines(re
     cmd = [sys.executable, "-c", f"print({json.dumps(json.dumps(data))})"]
     report.record("gate-a", "scenarios", "the gate's way", cmd)
     text = report.render()
-    assert "| group | expected | actual | runs |" in text
-    assert "| improvement | approve | reject | 1 |" in text and "| regression | reject | reject | 1 |" in text
+    assert (
+        "Confusion over the scored scenarios (expected -> actual: runs): improvement approve -> reject: 1; "
+        "regression reject -> reject: 1." in text
+    )
     assert "Fail rows on an implementation the change does not touch: 1." in text
     assert "- revert_serial_baseline (run 1): `head_vs_base g1_walk assembled`" in text
-    assert "- serial_baseline: `reject: g1_walk handwritten slower`" in text
+    assert "| serial_baseline | reject | reject | 200-200 | 0 | - | `reject: g1_walk handwritten slower` |" in text
+
+
+def test_records_are_grouped_by_the_question_they_answer(records):
+    cmd = [sys.executable, "-c", "print('[]')"]
+    report.record("z-ci", "rows", "CI's wall time", cmd, question="ci")
+    report.record("a-right", "rows", "Verdicts", cmd, question="accuracy")
+    text = report.render()
+    order = [text.index(h) for h in ("## How right the verdicts are", "### Verdicts", "## What CI costs")]
+    assert order == sorted(order) and "### CI's wall time" in text[order[-1] :]
+    assert "## How long a verdict takes" not in text  # a question with no record has no section
+
+
+def test_a_record_without_a_question_is_refused_by_name(records):
+    (records / "old.json").write_text(
+        json.dumps({"title": "t", "kind": "timed", "command": "c", "machine": {}, "date": "d", "data": {}})
+    )
+    with pytest.raises(SystemExit, match="old.json: question None is not one of accuracy"):
+        report.render()
+
+
+def test_the_reference_stays_short_enough_to_read():
+    """The file keeps current figures only: a new record supersedes an old one, which is deleted."""
+    assert len(report.OUT.read_text().splitlines()) <= 250
