@@ -80,7 +80,9 @@ def _seed(where: Path, results: Path, sha: str) -> None:
     Only a commit measured with its own meter: the repository's results are never a composite tree's."""
     if not results.is_dir():
         return
+    found_any = False
     for found in results.glob(f"*/{sha[:8]}-*.json"):
+        found_any = True
         target = where / found.parent.name / found.name
         if target.exists():
             continue
@@ -89,6 +91,9 @@ def _seed(where: Path, results: Path, sha: str) -> None:
         machine = found.parent / "machine.json"
         if machine.exists() and not (target.parent / "machine.json").exists():
             shutil.copy2(machine, target.parent / "machine.json")
+    # the benchmarks' descriptions beside them: the results are read with it
+    if found_any and (results / "benchmarks.json").exists() and not (where / "benchmarks.json").exists():
+        shutil.copy2(results / "benchmarks.json", where / "benchmarks.json")
 
 
 def _asv_env(side: Side, repo: Path) -> dict:

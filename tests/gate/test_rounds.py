@@ -172,6 +172,7 @@ def test_a_commit_measured_as_head_takes_rounds_as_the_next_base(tmp_path):
     (results / "vm").mkdir(parents=True)
     (results / "vm" / f"{base[:8]}-existing-py.json").write_text('{"samples": "the stored ones"}')
     (results / "vm" / "machine.json").write_text('{"machine": "vm"}')
+    (results / "benchmarks.json").write_text('{"version": 2}')  # read with the results
     (results / "vm" / "0badc0de-existing-py.json").write_text("{}")  # another commit's: not copied
     (repo / "marker.txt").write_text("the next head\n")
     gitrepo.git(repo, "add", "marker.txt")
@@ -181,6 +182,7 @@ def test_a_commit_measured_as_head_takes_rounds_as_the_next_base(tmp_path):
     assert measuring.has_results(side, "vm")
     assert (side.results / "vm" / f"{base[:8]}-existing-py.json").read_text() == '{"samples": "the stored ones"}'
     assert (side.results / "vm" / "machine.json").exists()
+    assert (side.results / "benchmarks.json").read_text() == '{"version": 2}'
     assert not (side.results / "vm" / "0badc0de-existing-py.json").exists()
     (side.results / "vm" / f"{base[:8]}-existing-py.json").write_text('{"samples": "with rounds"}')
     assert measuring.side_of(repo, "base", base, results) == side
