@@ -91,9 +91,14 @@ def _seed(where: Path, results: Path, sha: str) -> None:
         machine = found.parent / "machine.json"
         if machine.exists() and not (target.parent / "machine.json").exists():
             shutil.copy2(machine, target.parent / "machine.json")
-    # the benchmarks' descriptions beside them: the results are read with it
-    if found_any and (results / "benchmarks.json").exists() and not (where / "benchmarks.json").exists():
+    if not found_any:
+        return
+    # what the results are read with: the benchmarks' descriptions and the commit's sidecar records
+    if (results / "benchmarks.json").exists() and not (where / "benchmarks.json").exists():
         shutil.copy2(results / "benchmarks.json", where / "benchmarks.json")
+    sidecar = results.parent / "fusegate" / sha[:8]
+    if sidecar.is_dir():
+        shutil.copytree(sidecar, where.parent / "fusegate" / sha[:8], dirs_exist_ok=True)
 
 
 def _asv_env(side: Side, repo: Path) -> dict:

@@ -173,6 +173,8 @@ def test_a_commit_measured_as_head_takes_rounds_as_the_next_base(tmp_path):
     (results / "vm" / f"{base[:8]}-existing-py.json").write_text('{"samples": "the stored ones"}')
     (results / "vm" / "machine.json").write_text('{"machine": "vm"}')
     (results / "benchmarks.json").write_text('{"version": 2}')  # read with the results
+    (repo / ".asv" / "fusegate" / base[:8]).mkdir(parents=True)
+    (repo / ".asv" / "fusegate" / base[:8] / "hot_slice.jsonl").write_text('{"commit": "the sidecar"}\n')
     (results / "vm" / "0badc0de-existing-py.json").write_text("{}")  # another commit's: not copied
     (repo / "marker.txt").write_text("the next head\n")
     gitrepo.git(repo, "add", "marker.txt")
@@ -183,6 +185,7 @@ def test_a_commit_measured_as_head_takes_rounds_as_the_next_base(tmp_path):
     assert (side.results / "vm" / f"{base[:8]}-existing-py.json").read_text() == '{"samples": "the stored ones"}'
     assert (side.results / "vm" / "machine.json").exists()
     assert (side.results / "benchmarks.json").read_text() == '{"version": 2}'
+    assert "the sidecar" in (side.tree / ".asv" / "fusegate" / base[:8] / "hot_slice.jsonl").read_text()
     assert not (side.results / "vm" / "0badc0de-existing-py.json").exists()
     (side.results / "vm" / f"{base[:8]}-existing-py.json").write_text('{"samples": "with rounds"}')
     assert measuring.side_of(repo, "base", base, results) == side
