@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -68,37 +67,7 @@ def side_of(repo: Path, name: str, sha: str, results: Path, *, meter: str | None
 
     tree = trees.measurement_tree(repo, sha, meter=meter)
     where = results if tree.path == repo else tree.path / ".asv" / "results"
-    if where != results and not tree.composite:
-        _seed(where, results, sha)
     return Side(name, sha, tree.path, where, meter_sha=tree.meter_commit if tree.composite else None)
-
-
-def _seed(where: Path, results: Path, sha: str) -> None:
-    """A commit measured while it was the repository's HEAD (a head, then the base of the next pull request) has
-    its results in the repository's ``results``, not in its worktree's: copy them there, so rounds append to the
-    samples the store has (asv --append-samples on an empty file would replace them with the new ones only).
-    Only a commit measured with its own meter: the repository's results are never a composite tree's."""
-    if not results.is_dir():
-        return
-    found_any = False
-    for found in results.glob(f"*/{sha[:8]}-*.json"):
-        found_any = True
-        target = where / found.parent.name / found.name
-        if target.exists():
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(found, target)
-        machine = found.parent / "machine.json"
-        if machine.exists() and not (target.parent / "machine.json").exists():
-            shutil.copy2(machine, target.parent / "machine.json")
-    if not found_any:
-        return
-    # what the results are read with: the benchmarks' descriptions and the commit's sidecar records
-    if (results / "benchmarks.json").exists() and not (where / "benchmarks.json").exists():
-        shutil.copy2(results / "benchmarks.json", where / "benchmarks.json")
-    sidecar = results.parent / "fusegate" / sha[:8]
-    if sidecar.is_dir():
-        shutil.copytree(sidecar, where.parent / "fusegate" / sha[:8], dirs_exist_ok=True)
 
 
 def _asv_env(side: Side, repo: Path) -> dict:

@@ -159,39 +159,6 @@ def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
     assert measuring.side_of(repo, "base", base, repo / ".asv" / "results") == there  # reused
 
 
-def test_a_commit_measured_as_head_takes_rounds_as_the_next_base(tmp_path):
-    """A head measured while it was the repository's HEAD keeps its results in the repository's results; judged
-    later as the base of another head (in a worktree), its results are copied into the worktree's, so its rounds
-    append to the samples the store has. Files already in the worktree are left as they are."""
-    from gate.cli import measure as measuring
-    from tests.gate import gitrepo
-
-    repo = tmp_path / "repo"
-    base = gitrepo.commit(repo, policy="version = 1\n", message="the first head")
-    results = repo / ".asv" / "results"
-    (results / "vm").mkdir(parents=True)
-    (results / "vm" / f"{base[:8]}-existing-py.json").write_text('{"samples": "the stored ones"}')
-    (results / "vm" / "machine.json").write_text('{"machine": "vm"}')
-    (results / "benchmarks.json").write_text('{"version": 2}')  # read with the results
-    (repo / ".asv" / "fusegate" / base[:8]).mkdir(parents=True)
-    (repo / ".asv" / "fusegate" / base[:8] / "hot_slice.jsonl").write_text('{"commit": "the sidecar"}\n')
-    (results / "vm" / "0badc0de-existing-py.json").write_text("{}")  # another commit's: not copied
-    (repo / "marker.txt").write_text("the next head\n")
-    gitrepo.git(repo, "add", "marker.txt")
-    gitrepo.commit(repo, message="the next head")
-    side = measuring.side_of(repo, "base", base, results)
-    assert side.results == side.tree / ".asv" / "results" != results
-    assert measuring.has_results(side, "vm")
-    assert (side.results / "vm" / f"{base[:8]}-existing-py.json").read_text() == '{"samples": "the stored ones"}'
-    assert (side.results / "vm" / "machine.json").exists()
-    assert (side.results / "benchmarks.json").read_text() == '{"version": 2}'
-    assert "the sidecar" in (side.tree / ".asv" / "fusegate" / base[:8] / "hot_slice.jsonl").read_text()
-    assert not (side.results / "vm" / "0badc0de-existing-py.json").exists()
-    (side.results / "vm" / f"{base[:8]}-existing-py.json").write_text('{"samples": "with rounds"}')
-    assert measuring.side_of(repo, "base", base, results) == side
-    assert "with rounds" in (side.results / "vm" / f"{base[:8]}-existing-py.json").read_text()
-
-
 def _evaluation(verdict, rows):
     return SimpleNamespace(
         verdict=verdict, comparisons=rows, policy={"max_rounds": 8, "baseline": "handwritten"}
