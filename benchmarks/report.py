@@ -270,7 +270,7 @@ def render() -> str:
         if r.get("question") not in QUESTIONS:
             raise SystemExit(
                 f"docs/measurements/{name}: question {r.get('question')!r} is not one of "
-                f"{', '.join(QUESTIONS)}; set its \"question\" to the one it answers"
+                f'{", ".join(QUESTIONS)}; set its "question" to the one it answers'
             )
     lines = [
         "# Measurements",
@@ -316,7 +316,13 @@ def main(argv: list[str] | None = None) -> int:
             p.error("--from keeps a tool's JSON; a timed record runs its command")
         print(
             record(
-                args.name, args.kind, args.title, command, args.note, question=args.question, output=args.output
+                args.name,
+                args.kind,
+                args.title,
+                command,
+                args.note,
+                question=args.question,
+                output=args.output,
             )
         )
         return 0

@@ -133,7 +133,10 @@ def test_the_gates_scenarios_are_rendered_by_group_with_blame_and_first_lines(re
     )
     assert "Fail rows on an implementation the change does not touch: 1." in text
     assert "- revert_serial_baseline (run 1): `head_vs_base g1_walk assembled`" in text
-    assert "| serial_baseline | reject | reject | 200-200 | 0 | - | `reject: g1_walk handwritten slower` |" in text
+    assert (
+        "| serial_baseline | reject | reject | 200-200 | 0 | - | `reject: g1_walk handwritten slower` |"
+        in text
+    )
 
 
 def test_records_are_grouped_by_the_question_they_answer(records):
@@ -150,7 +153,7 @@ def test_a_record_without_a_question_is_refused_by_name(records):
     (records / "old.json").write_text(
         json.dumps({"title": "t", "kind": "timed", "command": "c", "machine": {}, "date": "d", "data": {}})
     )
-    with pytest.raises(SystemExit, match="old.json: question None is not one of accuracy"):
+    with pytest.raises(SystemExit, match=r"old\.json: question None is not one of accuracy"):
         report.render()
 
 
