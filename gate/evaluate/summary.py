@@ -195,7 +195,8 @@ MARK = {
     Decision.INCONCLUSIVE: "open",
     Decision.PASS: "better",
 }
-TRADED = "trade"  # a trade-off's word, passed or failed
+TRADED = "trade"  # a trade-off's mark, passed or failed
+TRADE_OFF = "trade-off"  # a trade-off finding's word
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,7 +233,7 @@ class Finding:
         r = self.worst
         if r.kind in NAMED or (r.ratio is None and r.cost_ratio is None):
             return r.reason
-        if self.word == "trade-off":
+        if self.traded:
             beside = r.reason.partition("beside ")[2].partition(";")[0]
             text = "" if r.cost_ratio is None else f"instructions {r.cost_ratio - 1:+.1%}, "
             text += "" if r.ratio is None else f"time {r.ratio:.2f}x [{r.low:.2f}, {r.high:.2f}] not slower"
@@ -258,7 +259,12 @@ class Finding:
     @property
     def mark(self) -> str:
         """The finding's word in front of its line, the same in every rendering."""
-        return TRADED if self.word == "trade-off" else MARK[self.decision]
+        return TRADED if self.traded else MARK[self.decision]
+
+    @property
+    def traded(self) -> bool:
+        """A trade-off finding (``gate.evaluate.tradeoff``), passed or failed by the policy."""
+        return self.word == TRADE_OFF
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -366,7 +372,7 @@ def summarize(
     def word(g: list[ComparisonRecord]) -> str:
         if g[0].kind in NAMED or deciding != Decision.FAIL:
             return str(deciding)
-        return "trade-off" if traded(g[0]) else "slower"
+        return TRADE_OFF if traded(g[0]) else "slower"
 
     decided = [
         _finding(g, deciding, word(g))
@@ -385,12 +391,12 @@ def summarize(
         for g in _groups(other, by_decision=True).values()
     ]
     better, repaired = _improvements(
-        rows, {(r.task, r.impl) for f in decided if f.word != "trade-off" for r in f.rows}
+        rows, {(r.task, r.impl) for f in decided if not f.traded for r in f.rows}
     )
     improved = [_finding(g, Decision.PASS, "faster") for g in better]
     improved += [_finding(g, Decision.PASS, "runs again") for g in repaired]
     passed_traded = [r for r in rows if traded(r) and r.decision == Decision.PASS]
-    traded_findings = [_finding(g, Decision.PASS, "trade-off") for g in _groups(passed_traded).values()]
+    traded_findings = [_finding(g, Decision.PASS, TRADE_OFF) for g in _groups(passed_traded).values()]
     passes = [r for r in rows if r.decision == Decision.PASS]
     by = Counter(str(r.signal) for r in passes)
     return VerdictSummary(
