@@ -3,7 +3,7 @@
 One module per row kind (``gate.domain.Kind``), each ``rows(context) -> list[Row]`` over one machine and
 placement's cells (``context``, ``cells``); ``cost`` attaches the exact cost signal to a measured row, ``explain``
 combines a row's signals (the rule: ``gate.stats.signals``), ``tally`` decides each family under false-discovery
-control and counts the verdict; ``evaluation`` runs them over the store's cells. docs/gate.md says what each
+control and counts the verdict; ``accepted`` accepts the fails a maintainer accepted on record (``gate.acceptance``); ``evaluation`` runs them over the store's cells. docs/gate.md says what each
 kind compares.
 
 Comparisons across processes never use a margin below the machine's A/A noise floor (``NoiseFloors``). Missing
@@ -14,14 +14,14 @@ results. Storing verdicts and calibrating floors are use cases of ``gate.service
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from gate import lineage as lineages
 from gate import policy as policies
-from gate.domain import Verdict
+from gate.domain import Acceptance, Verdict
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import NoiseFloors, cost_design
 from gate.evaluate.evaluation import Outcome, evaluate
@@ -40,9 +40,11 @@ def judge(
     head_sha: str,
     extra_impls: Iterable[str] = (),
     policy_sha: str | None = None,
+    acceptances: Sequence[Acceptance] = (),
 ) -> Outcome:
-    """Evaluate with the policy of the base commit (or ``policy_sha``): reads only, so on SQLite it runs beside
-    writers. Anything that goes wrong is an error verdict that says what: never a pass."""
+    """Evaluate with the policy of the base commit (or ``policy_sha``), with the head's ``acceptances`` on record:
+    reads only, so on SQLite it runs beside writers. Anything that goes wrong is an error verdict that says what:
+    never a pass."""
     try:
         policy, source = policies.read_from_base(repo, policy_sha or base_sha)
     except policies.PolicyError as exc:
@@ -58,6 +60,7 @@ def judge(
             policy_source=source,
             extra_impls=extra_impls,
             lineage=lineages.of(repo, base_sha, head_sha) if base_sha != head_sha else None,
+            acceptances=acceptances,
         )
     except Exception as exc:  # fail closed, and say why
         log.exception("evaluation of %s -> %s failed", base_sha, head_sha)

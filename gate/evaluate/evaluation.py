@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from gate.domain import ComparisonRecord, Decision, Verdict
+from gate.domain import Acceptance, ComparisonRecord, Decision, Verdict
 from gate.evaluate import (
+    accepted,
     best_threads,
     collector_head_vs_base,
     collector_vs_baseline,
@@ -51,6 +52,9 @@ class Outcome:
     comparisons: list[ComparisonRecord]
     policy_source: str
     policy: dict = field(default_factory=dict)
+    acceptances: list[Acceptance] = field(
+        default_factory=list
+    )  # on record for the head, with their rows counted
 
 
 def same_sources(head_runs: list[dict], base_runs: list[dict]) -> dict[str, str]:
@@ -83,10 +87,11 @@ def evaluate(
     policy_source: str,
     extra_impls: Iterable[str] = (),
     lineage: Lineage | None = None,
+    acceptances: Sequence[Acceptance] = (),
 ) -> Outcome:
     """The verdict on (base, head) from the store; ``lineage`` (git's view of the pair, ``gate.lineage``) adds
     the rows about how the head was measured, and lets a head whose subject is the base's be judged on the base's
-    results."""
+    results. ``acceptances`` (the head's, ``gate.acceptance``) accept the failing rows they cover."""
     compare = tuple(dict.fromkeys((*policy.compare, *extra_impls)))
     same = base_sha == head_sha
     head_cells = queries.summaries(session, commit_sha=head_sha)
@@ -166,6 +171,7 @@ def evaluate(
         _inherit(groups, base_by, labels, policy, compare, floors, reasons)
     for key, group in groups:
         _new_baseline(group, changed_by[key], policy.baseline)
+    applied = accepted.apply(rows, [a for a in acceptances if a.head_sha == head_sha], reasons)
     verdict = tally.verdict(rows, reasons)
     return Outcome(
         verdict=verdict,
@@ -173,6 +179,7 @@ def evaluate(
         comparisons=[r.record() for r in rows],
         policy_source=policy_source,
         policy=policy.to_dict(),
+        acceptances=applied,
     )
 
 

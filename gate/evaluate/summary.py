@@ -18,7 +18,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.domain import ComparisonRecord, Decision, Kind, Signal, Verdict
+from gate import acceptance
+from gate.domain import Acceptance, ComparisonRecord, Decision, Kind, Signal, Verdict
 from gate.evaluate.tradeoff import UNSHOWN as TRADEOFF_UNSHOWN
 
 # What a row's ratio compares, as the sentence says it.
@@ -170,6 +171,8 @@ def headline(verdict: Verdict, comparisons: Sequence[ComparisonRecord]) -> str:
         by_impl[key].append(_traded(g, named=bool(by_impl[key])))
     for g in repaired:
         by_impl[g[0].task, g[0].impl].append(f"{_what(g[0])} runs again (it failed on the base)")
+    for g in _groups([r for r in rows if r.decision == Decision.ACCEPTED]).values():
+        by_impl[g[0].task, g[0].impl].append(f"{_group(g, 'slower')}, accepted on record")
     deciding = (
         {(r.task, r.impl) for r in rows if r.decision == Decision.FAIL}
         if verdict == Verdict.REJECT
@@ -194,6 +197,7 @@ MARK = {
     Decision.ERROR: "error",
     Decision.INCONCLUSIVE: "open",
     Decision.PASS: "better",
+    Decision.ACCEPTED: "accepted",
 }
 TRADED = "trade"  # a trade-off's mark, passed or failed
 TRADE_OFF = "trade-off"  # a trade-off finding's word
@@ -274,6 +278,7 @@ class VerdictSummary:
     verdict: Verdict
     headline: str
     decided: tuple[Finding, ...]  # the rows that decided the verdict: fails (reject), errors (error)
+    accepted: tuple[Finding, ...]  # fails accepted on record (gate.acceptance): who and why in ``then``
     improved: tuple[Finding, ...]  # implementations faster than the base, or running again
     traded: tuple[Finding, ...]  # trade-offs passed by the policy (a rejected one is among ``decided``)
     undecided: tuple[Finding, ...]
@@ -288,9 +293,9 @@ class VerdictSummary:
         """The findings a rendering lists, in order: what decided the verdict (for inconclusive, the undecided
         rows), the other fails and errors, then the improvements and the trade-offs."""
         if self.verdict == Verdict.INCONCLUSIVE:
-            return (*self.undecided, *self.improved, *self.traded)
+            return (*self.undecided, *self.accepted, *self.improved, *self.traded)
         others = tuple(f for f in self.undecided if f.decision != Decision.INCONCLUSIVE)
-        return (*self.decided, *others, *self.improved, *self.traded)
+        return (*self.decided, *others, *self.accepted, *self.improved, *self.traded)
 
     @property
     def open_note(self) -> str:
@@ -305,10 +310,9 @@ class VerdictSummary:
     @property
     def counts(self) -> str:
         """``52 rows: 6 fail, 46 pass (27 cost, 19 sources)``."""
-        tally = Counter(r.decision for f in (*self.decided, *self.undecided) for r in f.rows)
-        parts = [
-            f"{tally[d]} {d}" for d in (Decision.FAIL, Decision.ERROR, Decision.INCONCLUSIVE) if tally[d]
-        ]
+        tally = Counter(r.decision for f in (*self.decided, *self.undecided, *self.accepted) for r in f.rows)
+        shown = (Decision.FAIL, Decision.ERROR, Decision.INCONCLUSIVE, Decision.ACCEPTED)
+        parts = [f"{tally[d]} {d}" for d in shown if tally[d]]
         by = ", ".join(f"{n} {signal}" for signal, n in self.passed_by)
         parts.append(f"{self.passed} pass" + (f" ({by})" if by else ""))
         return f"{self.total} rows: " + ", ".join(parts)
@@ -363,10 +367,14 @@ def summarize(
     reasons: Sequence[str] = (),
     policy: str = "",
     max_rounds: int | None = None,
+    acceptances: Sequence[Acceptance] = (),
 ) -> VerdictSummary:
-    """The summary of one evaluation: ``headline`` first, then the findings, the undecided rows and the passes."""
+    """The summary of one evaluation: ``headline`` first, then the findings, the undecided rows and the passes.
+    ``acceptances`` (the evaluation's) say who accepted an accepted finding and why, and what a fail worse than
+    its acceptance was accepted at."""
     verdict = Verdict(verdict)
     rows = list(comparisons)
+    by = acceptance.newest(acceptances)
     deciding = {Verdict.REJECT: Decision.FAIL, Verdict.ERROR: Decision.ERROR}.get(verdict)
 
     def word(g: list[ComparisonRecord]) -> str:
@@ -375,8 +383,12 @@ def summarize(
         return TRADE_OFF if traded(g[0]) else "slower"
 
     decided = [
-        _finding(g, deciding, word(g))
+        _finding(g, deciding, word(g), _on_record(g, by, worse=True))
         for g in _groups([r for r in rows if r.decision == deciding], by_tradeoff=True).values()
+    ]
+    accepted = [
+        _finding(g, Decision.ACCEPTED, str(Decision.ACCEPTED), _on_record(g, by))
+        for g in _groups([r for r in rows if r.decision == Decision.ACCEPTED]).values()
     ]
     # a failed row beside an error verdict, or an error beside a reject, still needs reading: listed as undecided
     other = [
@@ -403,6 +415,7 @@ def summarize(
         verdict=verdict,
         headline=headline(verdict, rows),
         decided=tuple(decided),
+        accepted=tuple(accepted),
         improved=tuple(improved),
         traded=tuple(traded_findings),
         undecided=tuple(undecided),
@@ -414,6 +427,17 @@ def summarize(
     )
 
 
+def _on_record(rows: list[ComparisonRecord], by: dict, *, worse: bool = False) -> str:
+    """Who accepted the rows and why (``worse``: what a fail worse than its acceptance was accepted at)."""
+    found = [by[acceptance.key(r)] for r in rows if acceptance.key(r) in by]
+    if not found:
+        return ""
+    a = found[0]
+    if worse:
+        return f"worse than accepted by @{a.login}" + (f" (up to {a.high:.2f})" if a.high is not None else "")
+    return f"by @{a.login}: {a.reason}"
+
+
 def of(evaluation) -> VerdictSummary:
     """The summary of a stored evaluation (``EvaluationRecord`` or the API's ``EvaluationOut``)."""
     budget = (evaluation.policy or {}).get("max_rounds")
@@ -423,4 +447,5 @@ def of(evaluation) -> VerdictSummary:
         reasons=evaluation.reasons,
         policy=evaluation.policy_source,
         max_rounds=int(budget) if budget else None,
+        acceptances=getattr(evaluation, "acceptances", None) or (),
     )

@@ -64,5 +64,10 @@ def verdict(rows: list[Row], reasons: list[str]) -> Verdict:
     if counts[Decision.INCONCLUSIVE]:
         reasons.append("inconclusive: run more rounds on the machines named in the inconclusive cells")
         return Verdict.INCONCLUSIVE
+    if counts[Decision.ACCEPTED]:
+        reasons.append(
+            f"approve: every cell is within its margin or accepted on record ({counts[Decision.ACCEPTED]} accepted)"
+        )
+        return Verdict.APPROVE
     reasons.append("approve: every cell is within its margin")
     return Verdict.APPROVE
