@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from gate.domain import Decision, Kind, Signal, Verdict
 from gate.ingest.bundle import Bundle
@@ -49,6 +49,34 @@ class ComparisonOut(Orm):
     reason: str
 
 
+class AcceptanceOut(Orm):
+    """A regression accepted on record (docs/fleet.md#accepting-a-regression)."""
+
+    repo: str
+    number: int
+    head_sha: str = Field(description="the head commit it holds for: a new push needs a new acceptance")
+    machine: str
+    kind: Kind
+    task: str
+    impl: str
+    num_envs: int | None
+    threads: int | None
+    login: str = Field(description="who accepted it (write, maintain or admin permission on the repository)")
+    reason: str
+    accepted_at: datetime
+    comment_id: int | None
+    comment_url: str
+    ratio: float | None = Field(description="the row's time ratio when accepted (the worst placement's)")
+    high: float | None = Field(
+        description="its interval's upper bound then: a row whose lower bound is above fails"
+    )
+    cost_ratio: float | None = Field(description="its cost ratio then, when measured")
+    accepted: int = Field(default=0, description="in an evaluation: its failing rows it accepted")
+    worse: int = Field(
+        default=0, description="in an evaluation: its rows worse than when accepted (still fail)"
+    )
+
+
 class EvaluationOut(Orm):
     id: int
     base_sha: str
@@ -70,6 +98,14 @@ class EvaluationOut(Orm):
         "bot at once; POST /api/evaluations with an admin token otherwise)",
     )
     comparisons: list[ComparisonOut]
+    acceptances: list[AcceptanceOut] = Field(
+        default_factory=list, description="the regressions accepted on record for the head when it was judged"
+    )
+
+    @field_validator("acceptances", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value):  # an evaluation stored before acceptances were kept has NULL
+        return [] if value is None else value
 
     @computed_field(
         description="the reviewer's first line: the verdict and the implementations that decided it"
@@ -148,6 +184,9 @@ class PullOut(Orm):
     base_sha: str
     head_sha: str
     checks: list[CheckOut] = Field(description="one per head the pull request has had, newest first")
+    acceptances: list[AcceptanceOut] = Field(
+        default_factory=list, description="the regressions accepted on record for it, newest first"
+    )
 
 
 class RoundsOut(BaseModel):

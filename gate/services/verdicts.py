@@ -11,13 +11,16 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from gate import git
-from gate.domain import ComparisonRecord, EvaluationRecord
+from gate.domain import Acceptance, ComparisonRecord, EvaluationRecord
 from gate.evaluate import Outcome, judge
+from gate.store import acceptances as accepted
 from gate.store import db, queries
 from gate.store.models import Evaluation, now, utc
 
 _COMPARISON = [f.name for f in fields(ComparisonRecord)]
-_EVALUATION = [f.name for f in fields(EvaluationRecord) if f.name not in ("comparisons", "stale")]
+_EVALUATION = [
+    f.name for f in fields(EvaluationRecord) if f.name not in ("comparisons", "stale", "acceptances")
+]
 
 
 def record(evaluation: Evaluation, *, stale: bool = False) -> EvaluationRecord:
@@ -29,6 +32,7 @@ def record(evaluation: Evaluation, *, stale: bool = False) -> EvaluationRecord:
             for c in evaluation.comparisons
         ],
         stale=stale,
+        acceptances=accepted.from_json(evaluation.acceptances),
     )
 
 
@@ -42,8 +46,10 @@ def evaluate(
     policy_sha: str | None = None,
     official: bool = True,
     requested_by: str | None = None,
+    acceptances: Iterable[Acceptance] | None = None,
 ) -> EvaluationRecord:
-    """Judge (base, head) now with the base commit's policy (or ``policy_sha``'s), store it, return it.
+    """Judge (base, head) now with the base commit's policy (or ``policy_sha``'s) and the head's acceptances on
+    record (or ``acceptances``), store it, return it.
 
     Judging reads in one transaction and storing writes in another, so on SQLite the write lock is held for the
     insert only, never while git runs or the statistics are computed. ``official=False`` stores an ad-hoc
@@ -52,6 +58,10 @@ def evaluate(
     shas = {base_sha, head_sha}
     with db.transaction(url, write=False) as session:
         seen = queries.uploads(session, commit_shas=shas)  # first: what the judging below can have read
+        seen_accepted = accepted.ids(session, head_sha=head_sha)
+        on_record = (
+            accepted.for_head(session, head_sha=head_sha) if acceptances is None else list(acceptances)
+        )
         outcome = judge(
             session,
             repo=repo,
@@ -59,11 +69,17 @@ def evaluate(
             head_sha=head_sha,
             extra_impls=extra_impls,
             policy_sha=policy_sha,
+            acceptances=on_record,
         )
     with db.transaction(url) as session:
         # A run stamped before ``started`` but committed after the judging read would leave this verdict looking
         # fresh; dated just before the earliest run it missed, it is stale, and the bot or a reader evaluates again.
+        # The same for an acceptance recorded meanwhile.
         missed = [at for run, at in queries.uploads(session, commit_shas=shas).items() if run not in seen]
+        if acceptances is None:
+            missed += [
+                at for i, at in accepted.ids(session, head_sha=head_sha).items() if i not in seen_accepted
+            ]
         if missed:
             started = min(started, utc(min(missed)) - timedelta(microseconds=1))
         stored = save(
@@ -103,6 +119,7 @@ def save(
         created_at=started,
         official=official,
         requested_by=requested_by,
+        acceptances=accepted.to_json(outcome.acceptances),
     )
 
 
@@ -114,8 +131,11 @@ def evaluate_and_store(session: Session, *, repo: Path, base_sha: str, head_sha:
 
 
 def is_stale(session: Session, evaluation) -> bool:
-    """True when results of its base or head arrived after the evaluation started."""
+    """True when results of its base or head, or an acceptance of its head, arrived after the evaluation started."""
     last = queries.last_upload(session, commit_shas={evaluation.base_sha, evaluation.head_sha})
+    if last is not None and utc(last) > utc(evaluation.created_at):
+        return True
+    last = accepted.last(session, head_sha=evaluation.head_sha)
     return last is not None and utc(last) > utc(evaluation.created_at)
 
 

@@ -212,6 +212,8 @@ class Evaluation(Base):
     # from the verdict the bot, the dashboard and GET /api/verdicts read.
     official: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     requested_by: Mapped[str | None] = mapped_column(String(200))  # the token's name, for an asked-for one
+    # the acceptances on record for the head when it was judged (gate.domain.Acceptance, with their rows counted)
+    acceptances: Mapped[list | None] = mapped_column(default=None)
     base_commit: Mapped[Commit] = relationship(foreign_keys=[base_commit_id], lazy="joined")
     head_commit: Mapped[Commit] = relationship(foreign_keys=[head_commit_id], lazy="joined")
     comparisons: Mapped[list[Comparison]] = relationship(
@@ -360,3 +362,49 @@ class BotJob(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(default=now)
     done_at: Mapped[datetime | None]
+
+
+class PullCommand(Base):
+    """A ``/fusegate`` command in a pull request comment (``gate.acceptance``), as the webhook received it: the
+    worker answers it once (``handled_at``, ``answers``). ``head_sha`` is the PR's head when it arrived."""
+
+    __tablename__ = "pull_command"
+    __table_args__ = (Index("ix_pull_command_pending", "pull_id", "handled_at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pull_id: Mapped[int] = mapped_column(ForeignKey("pull_request.id", ondelete="CASCADE"))
+    comment_id: Mapped[int] = mapped_column(BigInteger)
+    login: Mapped[str] = mapped_column(String(100))
+    body: Mapped[str] = mapped_column(Text)
+    url: Mapped[str] = mapped_column(Text, default="")
+    action: Mapped[str] = mapped_column(String(16))  # created | edited
+    head_sha: Mapped[str] = mapped_column(String(40))
+    commented_at: Mapped[datetime]
+    received_at: Mapped[datetime] = mapped_column(default=now)
+    handled_at: Mapped[datetime | None]
+    answers: Mapped[list] = mapped_column(default=list)  # [{"command", "text", "ok"}], one per command line
+
+
+class RegressionAcceptance(Base):
+    """A regression accepted on record (``gate.domain.Acceptance``): one cell of one pull request's head, who
+    accepted it, why, from which comment, and the row's figures when accepted."""
+
+    __tablename__ = "acceptance"
+    __table_args__ = (Index("ix_acceptance_head", "head_sha", "accepted_at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo: Mapped[str] = mapped_column(String(200))
+    number: Mapped[int]
+    head_sha: Mapped[str] = mapped_column(String(40))
+    machine: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[Kind] = mapped_column(Vocabulary(Kind, 32))
+    task: Mapped[str] = mapped_column(String(64))
+    impl: Mapped[str] = mapped_column(String(64))
+    num_envs: Mapped[int | None]
+    threads: Mapped[int | None]
+    login: Mapped[str] = mapped_column(String(100))
+    reason: Mapped[str] = mapped_column(Text)
+    accepted_at: Mapped[datetime]
+    comment_id: Mapped[int | None] = mapped_column(BigInteger)
+    comment_url: Mapped[str] = mapped_column(Text, default="")
+    ratio: Mapped[float | None] = mapped_column(Float)
+    high: Mapped[float | None] = mapped_column(Float)
+    cost_ratio: Mapped[float | None] = mapped_column(Float)

@@ -29,8 +29,10 @@ def save_evaluation(
     created_at: datetime | None = None,
     official: bool = True,
     requested_by: str | None = None,
+    acceptances: list[dict] | None = None,
 ) -> Evaluation:
     evaluation = Evaluation(
+        acceptances=acceptances or None,
         created_at=created_at or now(),
         official=official,
         requested_by=requested_by,

@@ -151,3 +151,45 @@ def test_0005_keeps_every_evaluation_and_comparison_both_ways(store_url):
         with db.engine(store_url).begin() as c:
             for table in ("comparison", "evaluation", "token", '"commit"'):
                 c.execute(text(f"DELETE FROM {table}"))
+
+
+def test_0007_adds_the_acceptances_and_keeps_every_evaluation_both_ways(store_url):
+    """0007 adds a column to ``evaluation`` (rebuilt on SQLite when it is dropped again): its comparisons stay."""
+    from alembic import command
+    from sqlalchemy import text
+
+    config = db.alembic_config(store_url)
+    command.downgrade(config, "0006")
+    try:
+        with db.engine(store_url).begin() as c:
+            c.execute(
+                text(
+                    "INSERT INTO \"commit\" (id, sha, first_seen) VALUES (1, :a, '2026-01-01'), (2, :b, '2026-01-01')"
+                ),
+                {"a": "a" * 40, "b": "b" * 40},
+            )
+            c.execute(
+                text(
+                    "INSERT INTO evaluation (id, base_commit_id, head_commit_id, verdict, policy_source, policy, "
+                    "reasons, created_at, official) VALUES (1, 1, 2, 'approve', 'base', '{}', '[]', '2026-01-01', true)"
+                )
+            )
+            c.execute(
+                text(
+                    "INSERT INTO comparison (evaluation_id, machine, kind, task, impl, baseline, detail, margin, "
+                    "samples, groups, decision, signal, reason) VALUES "
+                    "(1, 'm', 'head_vs_base', 'g1_walk', 'assembled', 'base', '', 0.05, 3, 3, 'pass', 'time', '')"
+                )
+            )
+        command.upgrade(config, "head")
+        with db.engine(store_url).connect() as c:
+            assert c.execute(text("SELECT acceptances FROM evaluation")).scalar() is None
+            assert c.execute(text("SELECT COUNT(*) FROM acceptance")).scalar() == 0
+        command.downgrade(config, "0006")
+        with db.engine(store_url).connect() as c:
+            assert c.execute(text("SELECT COUNT(*) FROM comparison")).scalar() == 1
+    finally:
+        command.upgrade(config, "head")
+        with db.engine(store_url).begin() as c:
+            for table in ("comparison", "evaluation", '"commit"'):
+                c.execute(text(f"DELETE FROM {table}"))
