@@ -1,4 +1,5 @@
-"""A small GitHub REST client (httpx) for what the bot posts: commit statuses and one issue comment per PR.
+"""A small GitHub REST client (httpx) for what the bot posts: commit statuses and one issue comment per PR, and
+what it asks: the bot's login, a PR's comments, a user's permission on the repository.
 
 - ``base_url`` is configurable, for GitHub Enterprise Server (``https://HOST/api/v3``).
 - Auth is a token (``TokenAuth``) or a GitHub App (``AppAuth``: a JWT signed with the App's private key is
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from urllib.parse import quote
 
 import httpx
 import jwt
@@ -230,6 +232,20 @@ class GitHub:
             idempotent=False,  # a retried POST after a lost answer would make a second comment
         ).json()
 
+    def permission(self, repo: str, login: str, *, installation_id: int | None = None) -> str:
+        """``login``'s permission on ``repo``: admin, maintain, write, triage, read or none (not a user: none)."""
+        try:
+            r = self.send(
+                "GET",
+                f"/repos/{repo}/collaborators/{quote(login, safe='')}/permission",
+                installation_id=installation_id,
+            )
+        except GitHubError as exc:
+            if exc.status == 404:
+                return "none"
+            raise
+        return permission_of(r.json())
+
     def update_comment(
         self, repo: str, comment_id: int, body: str, *, installation_id: int | None = None
     ) -> dict:
@@ -239,6 +255,16 @@ class GitHub:
             json={"body": body},
             installation_id=installation_id,
         ).json()
+
+
+ROLES = ("admin", "maintain", "write", "triage", "read")  # GitHub's repository roles, most first
+
+
+def permission_of(body: dict) -> str:
+    """A user's role from ``GET .../collaborators/{user}/permission``: ``role_name`` when it is one of GitHub's
+    roles (``permission`` says maintain as write and triage as read), else ``permission`` (a custom role's base)."""
+    role = body.get("role_name")
+    return role if role in ROLES else str(body.get("permission") or "none")
 
 
 def _rate_limit_wait(r: httpx.Response) -> float | None:

@@ -1,4 +1,5 @@
-"""The PR bot's store functions (keyword-only): deliveries, pull requests, their checks and the job queue.
+"""The PR bot's store functions (keyword-only): deliveries, pull requests, their checks, the job queue and the
+``/fusegate`` commands of their comments.
 
 The queue is a table, so a webhook or an upload only inserts a row in its own transaction and never waits on
 GitHub. A worker leases the *checks* that have due jobs (``lease_checks``: one sync of a check at a time, across
@@ -15,7 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from gate.store.models import BotJob, PullCheck, PullRequest, WebhookDelivery, now, utc
+from gate.store.models import BotJob, PullCheck, PullCommand, PullRequest, WebhookDelivery, now, utc
 
 LEASE = timedelta(minutes=10)  # longer than a sync with every GitHub retry and rate-limit wait
 
@@ -174,3 +175,58 @@ def checks_of(session: Session, *, pull_id: int) -> list[PullCheck]:
     return list(
         session.scalars(select(PullCheck).where(PullCheck.pull_id == pull_id).order_by(PullCheck.id.desc()))
     )
+
+
+def record_command(
+    session: Session,
+    *,
+    pull: PullRequest,
+    comment_id: int,
+    login: str,
+    body: str,
+    url: str,
+    action: str,
+    commented_at: datetime,
+) -> PullCommand:
+    """A comment with a ``/fusegate`` command, for the worker to answer; it is for the PR's head as of now."""
+    command = PullCommand(
+        pull_id=pull.id,
+        comment_id=comment_id,
+        login=login,
+        body=body,
+        url=url,
+        action=action,
+        head_sha=pull.head_sha,
+        commented_at=commented_at,
+        answers=[],
+    )
+    session.add(command)
+    session.flush()
+    return command
+
+
+def pending_commands(session: Session, *, pull_id: int) -> list[PullCommand]:
+    """A pull request's commands not answered yet, in the order they arrived."""
+    query = select(PullCommand).where(PullCommand.pull_id == pull_id, PullCommand.handled_at.is_(None))
+    return list(session.scalars(query.order_by(PullCommand.id)))
+
+
+def answer_command(session: Session, *, command_id: int, answers: list[dict]) -> None:
+    session.execute(
+        update(PullCommand).where(PullCommand.id == command_id).values(handled_at=now(), answers=answers)
+    )
+
+
+def answered_commands(
+    session: Session, *, pull_id: int, head_sha: str, since: datetime, limit: int = 10
+) -> list[PullCommand]:
+    """The newest ``limit`` answered commands of a pull request's head (received for it, or answered ``since``
+    its check started), oldest first."""
+    query = (
+        select(PullCommand)
+        .where(PullCommand.pull_id == pull_id, PullCommand.handled_at.is_not(None))
+        .where(or_(PullCommand.head_sha == head_sha, PullCommand.handled_at >= since))
+        .order_by(PullCommand.id.desc())
+        .limit(limit)
+    )
+    return list(session.scalars(query))[::-1]

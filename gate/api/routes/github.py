@@ -3,8 +3,10 @@
 The body is checked against ``X-Hub-Signature-256`` (HMAC-SHA256 with the webhook secret, constant-time compare)
 before it is parsed. ``pull_request`` opened / synchronize / reopened records the pull request, starts a pending
 check for its head and queues it for the worker, in one transaction with the delivery id, so a redelivery
-(same ``X-GitHub-Delivery``) is answered without doing anything twice. ``ping`` is answered; other events and
-actions are ignored with 202.
+(same ``X-GitHub-Delivery``) is answered without doing anything twice. ``issue_comment`` created / edited on a
+pull request the bot watches, with a ``/fusegate`` command (``gate.acceptance``), records the command for the
+PR's head and queues its check the same way; the worker asks GitHub who may accept, never this handler. ``ping``
+is answered; other events and actions are ignored with 202.
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import IntegrityError
 
+from gate import acceptance
 from gate.api.schemas import Problem
+from gate.bot.report import MARKER
 from gate.store import db, pulls
 
 router = APIRouter(tags=["github"])
 ACTIONS = ("opened", "synchronize", "reopened")
+COMMENT_ACTIONS = ("created", "edited")
+MAX_BODY = 65536  # GitHub's limit of a comment's body
 
 
 class WebhookOut(BaseModel):
@@ -57,19 +63,19 @@ def _event_time(payload: dict) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _text(title: str) -> str:
-    """Free text as the store can keep it: no NUL, no unpaired surrogate, at most 1000 characters."""
-    return title.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")[:1000]
+def _text(title: str, limit: int = 1000) -> str:
+    """Free text as the store can keep it: no NUL, no unpaired surrogate, at most ``limit`` characters."""
+    return title.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")[:limit]
 
 
-def _field(payload: dict, path: str, kind: type):
+def _field(payload: dict, path: str, kind: type, event: str = "pull_request"):
     value = payload
     for key in path.split("."):
         value = value.get(key) if isinstance(value, dict) else None
     if not isinstance(value, kind) or isinstance(value, bool):
         raise HTTPException(
             status.HTTP_400_BAD_REQUEST,
-            f"pull_request payload: {path} must be {kind.__name__}, got {value!r}",
+            f"{event} payload: {path} must be {kind.__name__}, got {str(value)[:100]!r}",
         )
     return value
 
@@ -114,6 +120,76 @@ def _store(url: str, pr: dict, *, delivery: str, event: str, action: str, deadli
         return WebhookOut(status="queued", detail=f"{where} head {pr['head_sha'][:12]}", check_id=check.id)
 
 
+def _record_comment(url: str, *, delivery: str, payload: dict, deadline) -> WebhookOut:
+    """A ``/fusegate`` command on a pull request the bot watches: recorded for its head, its check queued."""
+    event = "issue_comment"
+    repo = _field(payload, "repository.full_name", str, event)
+    number = _field(payload, "issue.number", int, event)
+    comment_id = _field(payload, "comment.id", int, event)
+    login = _field(payload, "comment.user.login", str, event)
+    body = _field(payload, "comment.body", str, event)
+    stamp = payload["comment"].get("updated_at") or payload["comment"].get("created_at")
+    if not 1 <= number <= 2**31 - 1 or not 1 <= comment_id <= 2**63 - 1:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, "issue_comment payload: issue.number or comment.id out of range"
+        )
+    if not 0 < len(repo) <= 200 or not 0 < len(login) <= 100 or not (repo + login).isprintable():
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, "issue_comment payload: repository or user is not a name"
+        )
+    try:
+        at = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")) if stamp else datetime.now(UTC)
+    except ValueError:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, f"issue_comment payload: comment.updated_at is not a time: {stamp!r}"
+        ) from None
+    where = f"{repo}#{number}"
+    try:
+        with db.transaction(url) as session:
+            if pulls.seen_delivery(session, delivery=delivery):
+                return WebhookOut(status="duplicate", detail=f"delivery {delivery} was handled already")
+            pulls.record_delivery(session, delivery=delivery, event=event, action=str(payload.get("action")))
+            pull = pulls.pull(session, repo=repo, number=number)
+            if pull is None:
+                return WebhookOut(
+                    status="ignored",
+                    detail=f"{where} is not a pull request the bot watches: it answers commands once a "
+                    "pull_request event delivered it",
+                )
+            pulls.record_command(
+                session,
+                pull=pull,
+                comment_id=comment_id,
+                login=login,
+                body=_text(body, MAX_BODY),
+                url=_text(str(payload["comment"].get("html_url") or "")),
+                action=str(payload.get("action")),
+                commented_at=at if at.tzinfo else at.replace(tzinfo=UTC),
+            )
+            check = pulls.ensure_check(session, pull=pull, deadline=deadline)
+            pulls.enqueue(session, check_ids=[check.id], reason="comment")
+            return WebhookOut(
+                status="queued",
+                detail=f"{where} command by {login} for head {pull.head_sha[:12]}",
+                check_id=check.id,
+            )
+    except IntegrityError:  # a concurrent delivery of the same event
+        return WebhookOut(status="duplicate", detail=f"delivery {delivery} was handled already")
+
+
+def _a_command(payload: dict) -> str | None:
+    """Why an ``issue_comment`` event is not for the bot, or None when it carries a command to answer."""
+    if payload.get("action") not in COMMENT_ACTIONS:
+        return f"issue_comment {payload.get('action', '')} is not handled"
+    issue, comment = payload.get("issue"), payload.get("comment")
+    if not isinstance(issue, dict) or not issue.get("pull_request"):
+        return "a comment on an issue, not on a pull request"
+    body = comment.get("body") if isinstance(comment, dict) else None
+    if not isinstance(body, str) or MARKER in body or not acceptance.commands(body[:MAX_BODY]):
+        return f"no {acceptance.PREFIX} command in the comment"
+    return None
+
+
 @router.post(
     "/api/github/webhook",
     status_code=status.HTTP_202_ACCEPTED,
@@ -126,7 +202,9 @@ def _store(url: str, pr: dict, *, delivery: str, event: str, action: str, deadli
 )
 async def webhook(
     request: Request,
-    x_github_event: str | None = Header(default=None, description="pull_request | ping | ..."),
+    x_github_event: str | None = Header(
+        default=None, description="pull_request | issue_comment | ping | ..."
+    ),
     x_github_delivery: str | None = Header(
         default=None, description="the delivery's GUID; a redelivery repeats it"
     ),
@@ -159,6 +237,21 @@ async def webhook(
         )
     if x_github_event == "ping":
         return JSONResponse({"status": "pong", "detail": str(payload.get("zen", "")), "check_id": None})
+    if x_github_event == "issue_comment":
+        why = _a_command(payload)
+        if why is not None:
+            return WebhookOut(status="ignored", detail=why)
+        out = await run_in_threadpool(
+            _record_comment,
+            request.app.state.database_url,
+            delivery=x_github_delivery,
+            payload=payload,
+            deadline=bot.deadline(),
+        )
+        if out.status == "duplicate":
+            return JSONResponse(out.model_dump(), status_code=status.HTTP_200_OK)
+        bot.wake()
+        return out
     if x_github_event != "pull_request" or payload.get("action") not in ACTIONS:
         return WebhookOut(
             status="ignored", detail=f"{x_github_event} {payload.get('action', '')} is not handled".strip()

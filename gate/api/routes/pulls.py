@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 
-from gate.api.schemas import CheckOut, Problem, PullOut, RoundsOut
+from gate.api.schemas import AcceptanceOut, CheckOut, Problem, PullOut, RoundsOut
 from gate.bot import report
 from gate.domain import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN, Verdict
-from gate.store import pulls
+from gate.store import acceptances, pulls
 from gate.web import ReadSessionDep, latest_verdict
 
 GitHubName = Annotated[
@@ -26,16 +26,19 @@ def read_pull(
     number: Annotated[int, Path(ge=1, le=2**31 - 1)],
     session: ReadSessionDep,
 ) -> PullOut:
-    """A pull request the bot has seen, with its check (commit status) for every head."""
+    """A pull request the bot has seen, with its check (commit status) for every head and the regressions
+    accepted on record for it."""
     pull = pulls.pull(session, repo=f"{owner}/{name}", number=number)
     if pull is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"no pull request {owner}/{name}#{number}: no webhook delivered it yet"
         )
     checks = [CheckOut.model_validate(c) for c in pulls.checks_of(session, pull_id=pull.id)]
-    return PullOut.model_validate(
-        {**{k: getattr(pull, k) for k in PullOut.model_fields if k != "checks"}, "checks": checks}
-    )
+    accepted = [
+        AcceptanceOut.model_validate(a) for a in acceptances.of_pull(session, repo=pull.repo, number=number)
+    ]
+    own = {k: getattr(pull, k) for k in PullOut.model_fields if k not in ("checks", "acceptances")}
+    return PullOut.model_validate({**own, "checks": checks, "acceptances": accepted})
 
 
 @router.get("/api/rounds/{base}/{head}", responses={404: {"model": Problem}})

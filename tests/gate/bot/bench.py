@@ -73,6 +73,28 @@ def pull_request_event(
     }
 
 
+def comment_event(
+    *, number: int, login: str, body: str, comment_id: int, repo: str = "fusegate/bench", action="created"
+) -> dict:
+    """GitHub's ``issue_comment`` event of a comment on pull request ``number``."""
+    return {
+        "action": action,
+        "repository": {"full_name": repo},
+        "issue": {
+            "number": number,
+            "pull_request": {"url": f"https://api.github.test/repos/{repo}/pulls/{number}"},
+        },
+        "comment": {
+            "id": comment_id,
+            "body": body,
+            "user": {"login": login, "type": "User"},
+            "html_url": f"https://github.test/{repo}/pull/{number}#issuecomment-{comment_id}",
+            "created_at": "2026-12-06T12:00:00Z",
+            "updated_at": "2026-12-06T12:00:00Z",
+        },
+    }
+
+
 def deliver(
     client: httpx.Client, event: str, payload: dict, *, delivery: str, secret: str = SECRET
 ) -> httpx.Response:

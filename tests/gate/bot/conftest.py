@@ -57,6 +57,14 @@ class Bot:
         )
         return self.deliver("pull_request", event, **kw)
 
+    def comment(self, login: str, body: str, *, number=7, action="created", **kw):
+        """A comment on the pull request, as GitHub's ``issue_comment`` webhook delivers it."""
+        self._n += 1
+        event = bench.comment_event(
+            number=number, login=login, body=body, comment_id=5000 + self._n, repo=REPO, action=action
+        )
+        return self.deliver("issue_comment", event, **kw)
+
     def statuses(self, sha: str | None = None) -> list[dict]:
         return self.github.statuses.get(sha or self.head, [])
 

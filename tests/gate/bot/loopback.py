@@ -1,7 +1,8 @@
 """A loopback stand-in for the GitHub REST endpoints the bot calls, recording every call.
 
 It serves commit statuses, issue comments (paginated with ``Link`` headers, each with its author), the token's
-user, and GitHub App installation tokens (checking the App's RS256 JWT against the public key it is given), under
+user, users' repository permissions (``permissions``: login -> role; anyone else is not a user, 404), and
+GitHub App installation tokens (checking the App's RS256 JWT against the public key it is given), under
 an optional path prefix (GitHub Enterprise Server's ``/api/v3``), and answers with scripted failures when told
 (``fail``: 502s, primary or secondary rate limits). The tests drive the bot against it, and the latency bench
 (``python -m tests.gate.bot.bench``) measures the bot's latency with it; it is not GitHub, so it only knows what
@@ -42,6 +43,9 @@ class FakeGitHub:
     calls: list[Call] = field(default_factory=list)
     statuses: dict[str, list[dict]] = field(default_factory=dict)  # sha -> statuses in order
     comments: dict[str, list[dict]] = field(default_factory=dict)  # "owner/name#number" -> comments
+    permissions: dict[str, str] = field(
+        default_factory=dict
+    )  # login -> admin | maintain | write | triage | read
     _failures: list[tuple[str, int, dict, str]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 1000
@@ -151,6 +155,14 @@ class FakeGitHub:
             comment = {"id": self._new_id(), "body": body["body"], "user": {"login": self._author()}}
             self.comments.setdefault(f"{owner}/{name}#{number}", []).append(comment)
             return comment
+
+        @routes.get("/repos/{owner}/{name}/collaborators/{login}/permission")
+        def permission(owner: str, name: str, login: str) -> dict:
+            role = self.permissions.get(login)
+            if role is None:
+                raise HTTPException(404, "Not Found")
+            legacy = {"maintain": "write", "triage": "read"}.get(role, role)  # GitHub's ``permission`` field
+            return {"permission": legacy, "role_name": role, "user": {"login": login}}
 
         @routes.patch("/repos/{owner}/{name}/issues/comments/{comment_id}")
         def update_comment(owner: str, name: str, comment_id: int, body: dict) -> dict:

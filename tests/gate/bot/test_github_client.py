@@ -28,6 +28,32 @@ def test_comments_are_read_across_pages(github, client):
     assert len(github.calls_to("/issues/1/comments", "GET")) == 3
 
 
+def test_a_users_permission_is_their_role_and_none_for_a_stranger(github, client):
+    github.permissions.update(
+        {"ada": "admin", "max": "maintain", "wes": "write", "tia": "triage", "rob": "read"}
+    )
+    got = {login: client.permission("o/r", login) for login in [*github.permissions, "stranger"]}
+    assert got == {
+        "ada": "admin",
+        "max": "maintain",
+        "wes": "write",
+        "tia": "triage",
+        "rob": "read",
+        "stranger": "none",
+    }
+    assert github.calls_to("/repos/o/r/collaborators/wes/permission", "GET")
+    github.fail("/collaborators/", 403, body="Resource not accessible by integration")
+    with pytest.raises(GitHubError, match="403"):  # the App lacks the permission: said, not taken as "none"
+        client.permission("o/r", "wes")
+
+
+def test_a_custom_role_counts_as_its_base_permission():
+    from gate.bot.github import permission_of
+
+    assert permission_of({"permission": "write", "role_name": "release-manager"}) == "write"
+    assert permission_of({"permission": "read"}) == "read" and permission_of({}) == "none"
+
+
 def test_a_refusal_is_not_retried(github, client):
     github.fail("/statuses/", 422)
     with pytest.raises(GitHubError, match="422") as exc:

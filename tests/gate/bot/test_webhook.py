@@ -11,7 +11,7 @@ from gate.settings import Settings
 from gate.store import db
 from gate.store.models import BotJob, PullCheck, PullRequest, WebhookDelivery
 from tests.gate.bot import bench
-from tests.gate.bot.conftest import wait_for
+from tests.gate.bot.conftest import REPO, wait_for
 
 
 def _stored(url) -> dict[str, int]:
@@ -137,3 +137,76 @@ def test_webhooks_never_wait_on_github(bot):
 def _job_error(url) -> str:
     with db.transaction(url, write=False) as session:
         return session.scalar(select(BotJob.error))
+
+
+def _commands(url) -> list[tuple]:
+    from gate.store.models import PullCommand
+
+    with db.transaction(url, write=False) as session:
+        rows = session.execute(select(PullCommand.login, PullCommand.action, PullCommand.head_sha)).all()
+        return [tuple(r) for r in rows]
+
+
+def test_a_comment_command_on_a_pull_request_is_recorded_and_its_check_queued(bot):
+    bot.github.fail("/", 502, times=10_000)  # the handler never calls GitHub: nothing it answers waits on it
+    bot.open_pr()
+    command = "/fusegate accept g1_walk assembled -- by design"
+    r = bot.comment("alice", command, delivery="c-1")
+    assert r.status_code == 202 and r.json()["status"] == "queued", r.text
+    assert r.json()["check_id"] is not None and "command by alice" in r.json()["detail"]
+    again = bot.comment("alice", command, delivery="c-1")
+    assert again.status_code == 200 and again.json()["status"] == "duplicate"
+    assert bot.comment("alice", command + ", edited", action="edited").json()["status"] == "queued"
+    assert _commands(bot.store) == [("alice", "created", bot.head), ("alice", "edited", bot.head)]
+    assert _stored(bot.store)["bot_job"] == 3  # the pull request's, and one per command
+    assert not bot.github.calls_to("/collaborators/")
+
+
+def test_comments_that_are_not_commands_for_a_watched_pull_request_are_ignored(bot):
+    bot.open_pr()
+    ignored = {
+        "no command": bench.comment_event(number=7, login="a", body="looks good", comment_id=1, repo=REPO),
+        "deleted": bench.comment_event(
+            number=7,
+            login="a",
+            body="/fusegate accept a b -- c",
+            comment_id=2,
+            repo=REPO,
+            action="deleted",
+        ),
+        "the bot's own": bench.comment_event(
+            number=7,
+            login="a",
+            body="<!-- fusegate:pr-comment -->\n/fusegate accept a b -- c",
+            comment_id=3,
+            repo=REPO,
+        ),
+    }
+    issue = bench.comment_event(
+        number=7, login="a", body="/fusegate accept a b -- c", comment_id=4, repo=REPO
+    )
+    del issue["issue"]["pull_request"]
+    ignored["on an issue"] = issue
+    for why, event in ignored.items():
+        r = bot.deliver("issue_comment", event)
+        assert r.status_code == 202 and r.json()["status"] == "ignored", why
+    unknown = bench.comment_event(
+        number=8, login="a", body="/fusegate accept a b -- c", comment_id=5, repo=REPO
+    )
+    r = bot.deliver("issue_comment", unknown)
+    assert r.json()["status"] == "ignored" and "not a pull request the bot watches" in r.json()["detail"]
+    assert _commands(bot.store) == []
+
+
+def test_a_malformed_comment_event_is_400(bot):
+    bot.open_pr()
+    event = bench.comment_event(
+        number=7, login="a", body="/fusegate accept a b -- c", comment_id=1, repo=REPO
+    )
+    event["comment"]["id"] = "one"
+    r = bot.deliver("issue_comment", event)
+    assert r.status_code == 400 and "comment.id must be int" in r.json()["detail"]
+    event["comment"]["id"], event["comment"]["updated_at"] = 1, "yesterday"
+    r = bot.deliver("issue_comment", event)
+    assert r.status_code == 400 and "not a time" in r.json()["detail"]
+    assert _commands(bot.store) == []
