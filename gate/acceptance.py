@@ -136,7 +136,7 @@ def cell_text(row, *, short: bool = False) -> str:
 
 def suggestion(row, head_sha: str) -> str:
     """The command that accepts ``row``'s cell on ``head_sha``, to copy (the reason left to write)."""
-    return f"{PREFIX} accept {cell_text(row, short=True)} @{head_sha[:12]} -- <why this is accepted>"
+    return f"{PREFIX} accept {cell_text(row, short=True)} @{head_sha[:12]} -- <why>"
 
 
 # --- parsing --------------------------------------------------------------------------------------------------

@@ -4,6 +4,9 @@ The comment and a CI job's step summary render the same verdict summary (``gate.
 that fits a narrow column: the verdict word as the heading, the headline, the commits and the counts, one line per
 finding with reference-style links to its dashboard cell, then every row collapsed in ``<details>``.
 
+Accepted rows (``gate.acceptance``) are findings of their own, with who accepted them and why; a reject says how
+to accept its first fail on record, and the answers to the PR's ``/fusegate`` commands follow the findings.
+
 Status states map the gate's verdicts: approve -> success, reject -> failure, error -> error; inconclusive stays
 pending while the policy's round budget lasts (the runners are asked for more rounds) and is a failure once the
 budget is spent (inconclusive is never a pass). Machines that have not reported keep the status pending until the
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote, urlencode
 
+from gate import acceptance
 from gate.domain import Decision, Kind, Verdict
 from gate.evaluate import summary as digest
 from gate.policy import POLICY_FILE, Policy
@@ -38,6 +42,16 @@ class Status:
     @property
     def posted(self) -> str:
         return f"{self.state}: {self.description}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answered:
+    """A comment's ``/fusegate`` commands as the worker answered them: ``answers`` holds one
+    ``{"command", "text", "ok"}`` per command."""
+
+    login: str
+    url: str
+    answers: tuple[dict, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +106,13 @@ def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datet
     cells = evaluation.comparisons
     count = {d: sum(c.decision == d for c in cells) for d in Decision}
     n = len(cells)
+    if evaluation.verdict == Verdict.APPROVE and count[Decision.ACCEPTED]:
+        return Status(
+            state="success",
+            description=f"approve: {n - count[Decision.ACCEPTED]} of {n} cells within their margins, "
+            f"{count[Decision.ACCEPTED]} accepted on record",
+            settled=True,
+        )
     if evaluation.verdict == Verdict.APPROVE:
         return Status(
             state="success", description=f"approve: all {n} cells within their margins", settled=True
@@ -152,7 +173,13 @@ def _escape(text: str) -> str:
 
 def verdict_table(evaluation) -> list[str]:
     """The verdict's rows as a markdown table, problems first (at most ``MAX_ROWS``), then its reasons."""
-    order = {Decision.FAIL: 0, Decision.ERROR: 1, Decision.INCONCLUSIVE: 2, Decision.PASS: 3}
+    order = {
+        Decision.FAIL: 0,
+        Decision.ERROR: 1,
+        Decision.INCONCLUSIVE: 2,
+        Decision.ACCEPTED: 3,
+        Decision.PASS: 4,
+    }
     cells = sorted(evaluation.comparisons, key=lambda c: order.get(c.decision, 4))
     lines = [
         "| machine | kind | cell | impl vs baseline | time | 95% CI | cost | margin | decision | by | reason |",
@@ -210,11 +237,42 @@ def summary_markdown(s: digest.VerdictSummary, *, site: str = "") -> tuple[list[
     return lines, links
 
 
+def accept_hint(evaluation, head_sha: str) -> list[str]:
+    """How to accept a reject's first fail on record, as a command to copy; nothing when no fail can be."""
+    if evaluation.verdict != Verdict.REJECT:
+        return []
+    fails = [
+        c for c in evaluation.comparisons if c.decision == Decision.FAIL and c.kind not in acceptance.NEVER
+    ]
+    if not fails:
+        return []
+    command = acceptance.suggestion(fails[0], head_sha)
+    return ["To accept a fail on record (write access), comment:", f"`{command}`"]
+
+
+def answered_markdown(commands: Sequence[Answered]) -> list[str]:
+    """The answers to the PR's ``/fusegate`` commands, one list item each."""
+    lines = []
+    for c in commands:
+        for a in c.answers:
+            who = f"[@{_escape(c.login)}]({c.url})" if c.url else f"@{_escape(c.login)}"
+            lines += _wrap(f"- {who}: {_escape(str(a.get('text', '')))[:400]}", "  ")
+    return lines
+
+
 def markdown(
-    evaluation, *, heading: str, commits: str = "", site: str = "", link: str = "", notes: Sequence[str] = ()
+    evaluation,
+    *,
+    heading: str,
+    commits: str = "",
+    site: str = "",
+    link: str = "",
+    notes: Sequence[str] = (),
+    after: Sequence[str] = (),
 ) -> str:
-    """A verdict as markdown: ``heading``, the headline, ``notes``, the commits and the counts, the findings, the
-    ratio's direction and ``link``, then every row and the reasons collapsed."""
+    """A verdict as markdown: ``heading``, the headline, ``notes``, the commits and the counts, the findings,
+    ``after`` them (the commands' answers), the ratio's direction and ``link``, then every row and the reasons
+    collapsed."""
     s = digest.of(evaluation)
     findings, links = summary_markdown(s, site=site)
     lines = [heading, "", *_wrap(f"**{_escape(s.headline)}**"), ""]
@@ -223,6 +281,8 @@ def markdown(
     lines += _wrap(" · ".join(x for x in (commits, s.counts) if x))
     if findings:
         lines += ["", *findings]
+    if after:
+        lines += ["", *after]
     tail = f"{digest.RATIO[0].upper()}{digest.RATIO[1:]}."
     lines += ["", *_wrap(tail + (f" [Full verdict]({link})" if link else ""))]
     lines += [
@@ -256,9 +316,11 @@ def comment(
     policy_source: str = "",
     policy_edited: bool = False,
     site: str = "",
+    commands: Sequence[Answered] = (),
 ) -> str:
     """The PR comment: the hidden marker, the verdict's summary (or the status while there is none), the policy
-    note, and every row collapsed. ``site``: the service's URL, for links to the findings' cells."""
+    note, how to accept a fail and the answers to ``commands``, and every row collapsed. ``site``: the service's
+    URL, for links to the findings' cells."""
     commits = f"base `{base_sha[:12]}` ({base_ref}) -> head `{head_sha[:12]}`"
     note = []
     if policy_edited:
@@ -268,16 +330,27 @@ def comment(
             "> ",
         )
     heading = f"### fusegate: {heading_word(status, evaluation)}"
+    answered = answered_markdown(commands)
     if evaluation is not None and evaluation.comparisons:
         if status.state == "pending":  # the verdict so far, and what the check waits for
             commits += f" · {_escape(status.description)}"
+        after = accept_hint(evaluation, head_sha)
+        after += [""] if after and answered else []
         return f"{MARKER}\n" + markdown(
-            evaluation, heading=heading, commits=commits, site=site, link=link, notes=note
+            evaluation,
+            heading=heading,
+            commits=commits,
+            site=site,
+            link=link,
+            notes=note,
+            after=[*after, *answered],
         )
     lines = [MARKER, heading, "", *_wrap(f"**{_escape(status.description)}**"), "", commits]
     if policy_source:
         lines += _wrap(f"policy: {policy_source}")
     if note:
         lines += ["", *note]
+    if answered:
+        lines += ["", *answered]
     lines += ["", f"[Full verdict]({link})"]
     return "\n".join(lines) + "\n"

@@ -2,8 +2,9 @@
 
 A job names a check. ``run_once`` leases the due jobs, and for each check: reads the policy from the base commit,
 waits for the required machines (until the check's deadline), evaluates when they have all reported (or reads
-the stored verdict if no results arrived since), posts the commit status if it changed, then edits the PR's one
-comment. GitHub failures reschedule the job with backoff (``RateLimited`` until the limit resets), so a GitHub
+the stored verdict if no results arrived since), answers the PR's ``/fusegate`` commands (``gate.acceptance``:
+asking GitHub each author's permission; an acceptance recorded evaluates again), posts the commit status if it
+changed, then edits the PR's one comment, which shows the answers. GitHub failures reschedule the job with backoff (``RateLimited`` until the limit resets), so a GitHub
 outage delays statuses and loses none.
 """
 
@@ -16,13 +17,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gate import backoff, git
+from gate import acceptance, backoff, git
 from gate import policy as policies
 from gate.bot import report
 from gate.bot.github import GitHub, GitHubError, RateLimited
 from gate.domain import EvaluationRecord
 from gate.services import verdicts
-from gate.store import db, pulls, queries
+from gate.store import acceptances, db, pulls, queries
 from gate.store.models import now, utc
 
 log = logging.getLogger("fusegate.bot")
@@ -41,6 +42,8 @@ class Job:
     """What one sync needs to know of a check, read once."""
 
     check_id: int
+    pull_id: int
+    created_at: datetime
     repo: str
     number: int
     base_ref: str
@@ -135,6 +138,8 @@ class Worker:
             p = check.pull
             return Job(
                 check_id=check.id,
+                pull_id=p.id,
+                created_at=utc(check.created_at),
                 repo=p.repo,
                 number=p.number,
                 base_ref=p.base_ref,
@@ -173,6 +178,8 @@ class Worker:
                 ready
             ):  # also while machines are missing: the ones that reported learn if they need more rounds
                 evaluation = self._evaluation(job)
+            if self._commands(job, evaluation) and ready:
+                evaluation = self._evaluation(job)  # an acceptance recorded since made it stale
             if status is None:
                 status = report.verdict_status(evaluation, policy, now=at, deadline=job.deadline)
         if status.posted != job.posted:
@@ -186,6 +193,13 @@ class Worker:
                 installation_id=job.installation_id,
             )
         self._save(job, status, evaluation)
+        with db.transaction(self.url, write=False) as session:
+            answered = [
+                report.Answered(login=c.login, url=c.url, answers=tuple(c.answers))
+                for c in pulls.answered_commands(
+                    session, pull_id=job.pull_id, head_sha=job.head_sha, since=job.created_at
+                )
+            ]
         body = report.comment(
             status=status,
             base_sha=job.base_sha,
@@ -196,6 +210,7 @@ class Worker:
             policy_source=source,
             policy_edited=policies.edits_policy(self.repo, job.base_sha, job.head_sha),
             site=self.public_url,
+            commands=answered,
         )
         digest = hashlib.sha256(body.encode()).hexdigest()
         if digest != job.comment_digest:
@@ -212,6 +227,63 @@ class Worker:
             check.state, check.description, check.posted = status.state, status.description, status.posted
             check.evaluation_id = evaluation.id if evaluation is not None else None
             check.settled_at = now() if status.settled else None
+
+    def _commands(self, job: Job, evaluation: EvaluationRecord | None) -> bool:
+        """Answer the pull request's pending ``/fusegate`` commands against ``evaluation``, each in its own
+        transaction once GitHub said who may accept (a GitHub failure leaves the rest pending, retried with the
+        job). The bot's own comments are never commands. True when an acceptance was recorded."""
+        with db.transaction(self.url, write=False) as session:
+            pending = [
+                (
+                    c.id,
+                    acceptance.Comment(
+                        id=c.comment_id,
+                        login=c.login,
+                        body=c.body,
+                        url=c.url,
+                        at=utc(c.commented_at),
+                        head_sha=c.head_sha,
+                    ),
+                )
+                for c in pulls.pending_commands(session, pull_id=job.pull_id)
+            ]
+            on_record = acceptances.for_head(session, head_sha=job.head_sha)
+        if not pending:
+            return False
+        me = self.github.login(job.installation_id)
+        asked: dict[str, str] = {}
+
+        def permission(login: str) -> str:
+            if login not in asked:
+                asked[login] = self.github.permission(job.repo, login, installation_id=job.installation_id)
+            return asked[login]
+
+        rows = evaluation.comparisons if evaluation is not None and evaluation.comparisons else None
+        recorded = False
+        for command_id, comment in pending:
+            answers = []
+            if comment.login != me:
+                answers = acceptance.handle(
+                    comment,
+                    repo=job.repo,
+                    number=job.number,
+                    head_sha=job.head_sha,
+                    rows=rows,
+                    permission=permission,
+                    accepted=on_record,
+                    at=now(),
+                )
+            new = [a for answer in answers for a in answer.acceptances]
+            with db.transaction(self.url) as session:
+                acceptances.record(session, acceptances=new)
+                pulls.answer_command(
+                    session,
+                    command_id=command_id,
+                    answers=[{"command": a.command, "text": a.text, "ok": a.ok} for a in answers],
+                )
+            on_record += new
+            recorded = recorded or bool(new)
+        return recorded
 
     def _evaluation(self, job: Job) -> EvaluationRecord:
         return verdicts.current(self.url, repo=self.repo, base_sha=job.base_sha, head_sha=job.head_sha)

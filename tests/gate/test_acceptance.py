@@ -112,7 +112,7 @@ def test_only_command_lines_outside_code_and_quotes_are_commands():
 
 def test_the_suggested_command_parses_back_to_the_rows_cell():
     r = rec(kind=Kind.IMPL_VS_BASELINE, decision=Decision.FAIL)
-    [cmd] = acceptance.commands(acceptance.suggestion(r, HEAD).replace("<why this is accepted>", "ok"))
+    [cmd] = acceptance.commands(acceptance.suggestion(r, HEAD).replace("<why>", "ok"))
     assert cmd.head == HEAD[:12] and cmd.spec.fits(r) and not cmd.spec.fits(replace(r, threads=1))
 
 
