@@ -29,6 +29,7 @@ DECISIONS = {  # Okabe-Ito colours (safe for colour-blind readers); the word and
     Decision.FAIL: ("#D55E00", "✗"),
     Decision.INCONCLUSIVE: ("#E69F00", "?"),
     Decision.ERROR: ("#CC79A7", "!"),
+    Decision.ACCEPTED: ("#0072B2", "◎"),  # a fail accepted on record
     "not evaluated": ("#999999", "·"),
 }
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -114,12 +115,16 @@ def pr_page(request: Request, base: str, head: str, session: ReadSessionDep):
     e = latest_verdict(request, session, base, head)  # the API's answer, and its errors (422: a bad ref)
     order = {Decision.FAIL: 0, Decision.ERROR: 1, Decision.INCONCLUSIVE: 2}
     problems = sorted(
-        (c for c in e.comparisons if c.decision != Decision.PASS), key=lambda c: order.get(c.decision, 3)
+        (c for c in e.comparisons if c.decision not in (Decision.PASS, Decision.ACCEPTED)),
+        key=lambda c: order.get(c.decision, 3),
     )
+    accepted = [c for c in e.comparisons if c.decision == Decision.ACCEPTED]
     passes = [c for c in e.comparisons if c.decision == Decision.PASS]
     s = summary.of(e)
     findings = [(f, cell_link("", f.worst)) for f in s.listed]
-    return _page(request, "pr.html", e=e, s=s, findings=findings, problems=problems, passes=passes)
+    return _page(
+        request, "pr.html", e=e, s=s, findings=findings, problems=problems, accepted=accepted, passes=passes
+    )
 
 
 def install(app: FastAPI) -> None:

@@ -47,17 +47,17 @@ def of_pull(session: Session, *, repo: str, number: int) -> list[Acceptance]:
 
 
 def ids(session: Session, *, head_sha: str) -> dict[int, datetime]:
-    """id -> when, of a head's acceptances (what an evaluation read, to find the ones it missed)."""
-    query = select(RegressionAcceptance.id, RegressionAcceptance.accepted_at).where(
+    """id -> when recorded, of a head's acceptances (what an evaluation read, to find the ones it missed)."""
+    query = select(RegressionAcceptance.id, RegressionAcceptance.recorded_at).where(
         RegressionAcceptance.head_sha == head_sha
     )
     return dict(session.execute(query).all())
 
 
 def last(session: Session, *, head_sha: str) -> datetime | None:
-    """When the newest acceptance of a head was recorded."""
+    """When the newest acceptance of a head was recorded (stored, whatever time it says it was accepted)."""
     return session.scalar(
-        select(func.max(RegressionAcceptance.accepted_at)).where(RegressionAcceptance.head_sha == head_sha)
+        select(func.max(RegressionAcceptance.recorded_at)).where(RegressionAcceptance.head_sha == head_sha)
     )
 
 

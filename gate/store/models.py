@@ -389,7 +389,7 @@ class RegressionAcceptance(Base):
     accepted it, why, from which comment, and the row's figures when accepted."""
 
     __tablename__ = "acceptance"
-    __table_args__ = (Index("ix_acceptance_head", "head_sha", "accepted_at"),)
+    __table_args__ = (Index("ix_acceptance_head", "head_sha", "recorded_at"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     repo: Mapped[str] = mapped_column(String(200))
     number: Mapped[int]
@@ -408,3 +408,6 @@ class RegressionAcceptance(Base):
     ratio: Mapped[float | None] = mapped_column(Float)
     high: Mapped[float | None] = mapped_column(Float)
     cost_ratio: Mapped[float | None] = mapped_column(Float)
+    recorded_at: Mapped[datetime] = mapped_column(
+        default=now
+    )  # when stored: verdicts judged before are stale

@@ -38,9 +38,10 @@ def upgrade() -> None:
         sa.Column("ratio", sa.Float(), nullable=True),
         sa.Column("high", sa.Float(), nullable=True),
         sa.Column("cost_ratio", sa.Float(), nullable=True),
+        sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index("ix_acceptance_head", "acceptance", ["head_sha", "accepted_at"], unique=False)
+    op.create_index("ix_acceptance_head", "acceptance", ["head_sha", "recorded_at"], unique=False)
     op.create_table(
         "pull_command",
         sa.Column("id", sa.Integer(), nullable=False),
