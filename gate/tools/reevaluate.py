@@ -11,7 +11,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from gate.evaluate import judge
-from gate.store import queries
+from gate.store import acceptances, queries
 
 # What a row's identity and decision are made of: a refactoring must keep every one of them.
 FIELDS = (
@@ -37,7 +37,8 @@ FIELDS = (
 def judged(session: Session, *, repo: Path) -> list[dict]:
     out = []
     for base_sha, head_sha in queries.evaluation_pairs(session, official=False):
-        o = judge(session, repo=repo, base_sha=base_sha, head_sha=head_sha)
+        on_record = acceptances.for_head(session, head_sha=head_sha)  # as the served verdict is judged
+        o = judge(session, repo=repo, base_sha=base_sha, head_sha=head_sha, acceptances=on_record)
         rows = [{f: getattr(c, f) for f in FIELDS} for c in o.comparisons]
         out.append(
             {
