@@ -256,10 +256,14 @@ def comment(
     policy_source: str = "",
     policy_edited: bool = False,
     site: str = "",
+    judged_sha: str | None = None,
 ) -> str:
     """The PR comment: the hidden marker, the verdict's summary (or the status while there is none), the policy
-    note, and every row collapsed. ``site``: the service's URL, for links to the findings' cells."""
+    note, and every row collapsed. ``site``: the service's URL, for links to the findings' cells;
+    ``judged_sha``: the head merged into the base, when the head is behind it (``gate.pair``)."""
     commits = f"base `{base_sha[:12]}` ({base_ref}) -> head `{head_sha[:12]}`"
+    if judged_sha and judged_sha != head_sha:
+        commits += f", judged merged into the base as `{judged_sha[:12]}`"
     note = []
     if policy_edited:
         note = _wrap(

@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from gate import backoff, git
+from gate import pair as pairs
 from gate import policy as policies
 from gate.bot import report
 from gate.bot.github import GitHub, GitHubError, RateLimited
@@ -46,6 +47,7 @@ class Job:
     base_ref: str
     base_sha: str
     head_sha: str
+    judged_sha: str  # the commit judged for the head: itself, or it merged into the base (``gate.pair``)
     installation_id: int | None
     comment_id: int | None
     comment_digest: str
@@ -140,6 +142,7 @@ class Worker:
                 base_ref=p.base_ref,
                 base_sha=check.base_sha,
                 head_sha=check.head_sha,
+                judged_sha=check.judged_sha or check.head_sha,
                 installation_id=p.installation_id,
                 comment_id=p.comment_id,
                 comment_digest=p.comment_digest,
@@ -148,7 +151,7 @@ class Worker:
             )
 
     def link(self, job: Job) -> str:
-        return f"{self.public_url}/pr/{job.base_sha}/{job.head_sha}"  # the dashboard's PR verdict page
+        return f"{self.public_url}/pr/{job.base_sha}/{job.judged_sha}"  # the dashboard's PR verdict page
 
     def sync(self, check_id: int) -> report.Status | None:
         job = self._job(check_id)
@@ -160,12 +163,15 @@ class Worker:
             raise MissingCommit(f"{', '.join(s[:12] for s in missing)} not in {self.repo} after a fetch")
         try:
             policy, source = policies.read_from_base(self.repo, job.base_sha)
+            job = self._judged(job)
         except policies.PolicyError as exc:
             status = report.error_status(f"policy: {exc}")
+        except pairs.PairError as exc:
+            status = report.error_status(str(exc))
         else:
             with db.transaction(self.url, write=False) as session:
                 ready = set(queries.fingerprints(session, commit_sha=job.base_sha)) & set(
-                    queries.fingerprints(session, commit_sha=job.head_sha)
+                    queries.fingerprints(session, commit_sha=job.judged_sha)
                 )  # machines with runs of both
             waiting = report.Waiting(required=policy.required_machines, ready=tuple(sorted(ready)))
             status = report.waiting_status(waiting, now=at, deadline=job.deadline, window_s=self.window_s)
@@ -196,6 +202,7 @@ class Worker:
             policy_source=source,
             policy_edited=policies.edits_policy(self.repo, job.base_sha, job.head_sha),
             site=self.public_url,
+            judged_sha=job.judged_sha,
         )
         digest = hashlib.sha256(body.encode()).hexdigest()
         if digest != job.comment_digest:
@@ -214,7 +221,16 @@ class Worker:
             check.settled_at = now() if status.settled else None
 
     def _evaluation(self, job: Job) -> EvaluationRecord:
-        return verdicts.current(self.url, repo=self.repo, base_sha=job.base_sha, head_sha=job.head_sha)
+        return verdicts.current(self.url, repo=self.repo, base_sha=job.base_sha, head_sha=job.judged_sha)
+
+    def _judged(self, job: Job) -> Job:
+        """The job with the commit its head is judged as (``gate.pair``), recorded on the check so that
+        results uploaded for that commit queue it."""
+        found = pairs.judged(self.repo, job.base_sha, job.head_sha)
+        if found.head != job.judged_sha:
+            with db.transaction(self.url) as session:
+                pulls.check(session, check_id=job.check_id).judged_sha = found.head
+        return replace(job, judged_sha=found.head)
 
     def _upsert_comment(self, job: Job, body: str) -> int:
         """Edit the PR's fusegate comment (by stored id, else the bot's own comment with the marker), or create

@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gate import domain, git
+from gate import domain
 from gate.cli import output, placements
-from gate.cli.options import repo_path, store_url
+from gate.cli.options import judged_pair, repo_path, store_url
 from gate.cli.placements import PlacementRun
 from gate.domain import Decision, Signal, Verdict
 from gate.meter.profile import Profile
@@ -417,8 +417,8 @@ def gate_measured(args: argparse.Namespace):
 
     started = time.monotonic()
     repo = repo_path()
-    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
     console = output.console(stderr=True)
+    base, head = judged_pair(repo, args.base, args.head, console.print)
     machine = asv_machine(console.print)
     url = store_url(args)
     results = Path(args.results)

@@ -54,15 +54,14 @@ def gather(side, results: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from gate import git
     from gate.cli import measure as measuring
-    from gate.cli.options import repo_path
+    from gate.cli.options import judged_pair, repo_path
     from gate.meter import cost
 
     repo = repo_path()
-    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
-    results = Path(args.results)
     console = output.console(stderr=True)
+    base, head = judged_pair(repo, args.base, args.head, console.print)
+    results = Path(args.results)
     machine = measuring.asv_machine(console.print)
     base_side = measuring.side_of(repo, "base", base, results)
     sides = {"base": base_side}

@@ -221,3 +221,24 @@ def _job_error(url) -> str:
 
     with db.transaction(url, write=False) as session:
         return session.scalar(select(BotJob.error).where(BotJob.error != ""))
+
+
+def test_a_pr_behind_main_is_judged_merged_into_it_and_its_status_goes_on_its_head(bot, tmp_path):
+    from gate import pair
+
+    gitrepo.git(bot.path, "checkout", "-q", "-b", "behind", bot.base)
+    pr = gitrepo.commit(bot.path, message="a pull request branched from the base")
+    gitrepo.git(bot.path, "checkout", "-q", "main")
+    tip = gitrepo.commit(bot.path, message="main moves on")
+    merged = pair.judged(bot.path, tip, pr).head
+    assert bot.open_pr(base=tip, head=pr).status_code == 202
+    pending = bot.wait_status("pending", sha=pr)
+    assert pending["target_url"] == f"http://gate.test/pr/{tip}/{merged}"
+    for name, sha in (("base", tip), ("head", merged)):  # the runner measures the merge, not the PR's head
+        r = bot.client.post("/api/runs", json=bundle(tmp_path / name, sha))
+        assert r.status_code == 201, r.text
+    assert bot.wait_status("success", sha=pr)["description"].startswith("approve: all")
+    body = wait_for(
+        lambda: next((c["body"] for c in bot.comments() if "approve" in c["body"]), None), "a verdict"
+    )
+    assert f"judged merged into the base as `{merged[:12]}`" in body
