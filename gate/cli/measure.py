@@ -439,16 +439,18 @@ def gate_measured(args: argparse.Namespace):
             f"  head changes the meter ({', '.join(lineage.meter_changes[:4])}"
             f"{' ...' if len(lineage.meter_changes) > 4 else ''}): it is measured with the base's"
         )
+    where = placements.here(machine, console.print)
+    here = {at.machine for at in where}  # a commit's runs on other machines do not time it on this one
     with db.transaction(url) as session:
         measured = {}
         for name, side in sides.items():
-            runs = [p for found in queries.provenances(session, commit_sha=side.sha).values() for p in found]
+            found_here = queries.provenances(session, commit_sha=side.sha).items()
+            runs = [p for (m, _), found in found_here if m in here or None in here for p in found]
             # the head's results count only when the base's meter took them (or, unrecorded, when it is the head's)
             meter = lineage.base["meter"] if lineage is not None else None
             measured[name] = bool(runs) and (meter is None or any(r.get("meter") == meter for r in runs))
     if not all(measured.values()):
         cost.ensure_valgrind(install=True, say=console.print)
-    where = placements.here(machine, console.print)
     for name, side in sides.items():
         if measured[name]:
             console.print(f"  {name} {side.sha[:12]} has results in {url}: only undecided cells get rounds")

@@ -70,12 +70,36 @@ def run(args: argparse.Namespace) -> int:
     if args.open_cells:
         return _open_cells(args, sides, machine, repo, console, results)
     where = placements.here(machine, console.print)
+    if head != base and _base_stored(base, where, machine, console):
+        sides = {"head": sides["head"]}  # the lockstep pass still runs the base's kernels beside the head's
     cost.ensure_valgrind(install=True, say=console.print)
     for side in sides.values():
         measuring.measure(side, args.rounds, where, repo, console, profile_time=False)
         gather(side, results)
     console.print(f"results of {', '.join(s.sha[:12] for s in sides.values())} in {results}: fusegate upload")
     return exits.APPROVE
+
+
+def _base_stored(base: str, where, machine, console) -> bool:
+    """Whether the service (``FUSEGATE_URL``) has the base's runs at every placement of this machine: then
+    only the head is measured. Without a service, or when it cannot answer, the base is measured."""
+    from gate.runner import upload as runner
+
+    conf = settings()
+    name = conf.machine or machine
+    if not conf.url or not name:
+        return False
+    asked = [at.machine if at.label else name for at in where]
+    try:
+        found = all(runner.stored(url=conf.url, commit=base, machine=m) for m in asked)
+    except runner.UploadError as exc:
+        console.print(f"  [yellow]{exc}[/]: measuring the base too", soft_wrap=True)
+        return False
+    if found:
+        console.print(
+            f"  base {base[:12]} is stored at {conf.url} for {', '.join(asked)}: measuring the head only"
+        )
+    return found
 
 
 def _open_cells(args, sides, machine, repo, console, results) -> int:

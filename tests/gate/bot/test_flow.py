@@ -242,3 +242,16 @@ def test_a_pr_behind_main_is_judged_merged_into_it_and_its_status_goes_on_its_he
         lambda: next((c["body"] for c in bot.comments() if "approve" in c["body"]), None), "a verdict"
     )
     assert f"judged merged into the base as `{merged[:12]}`" in body
+
+
+def test_a_runner_learns_that_the_service_has_the_base_and_measures_the_head_only(bot, tmp_path):
+    from gate.runner import upload
+
+    assert not upload.stored(url=bot.url, commit=bot.base, machine="runner-1")
+    r = bot.client.post("/api/runs", json=bundle(tmp_path / "base", bot.base))
+    assert r.status_code == 201, r.text
+    assert upload.stored(url=bot.url, commit=bot.base, machine="runner-1")
+    assert not upload.stored(url=bot.url, commit=bot.base, machine="runner-9")  # times are per machine
+    assert not upload.stored(url=bot.url, commit=bot.head, machine="runner-1")
+    with pytest.raises(upload.UploadError, match="GET /api/runs"):
+        upload.stored(url="http://127.0.0.1:9", commit=bot.base, machine="runner-1")
