@@ -118,7 +118,7 @@ def verdict_status(
                 description=f"inconclusive after the round budget ({policy.max_rounds} processes): not a pass",
                 settled=True,
             )
-        if now >= deadline:
+        if now >= deadline and not final:
             return Status(
                 state="error",
                 description=f"inconclusive: {len(undecided)} cells got no further rounds before the deadline",
@@ -231,10 +231,17 @@ def summary_markdown(s: digest.VerdictSummary, *, site: str = "") -> tuple[list[
 
 
 def markdown(
-    evaluation, *, heading: str, commits: str = "", site: str = "", link: str = "", notes: Sequence[str] = ()
+    evaluation,
+    *,
+    heading: str,
+    commits: str = "",
+    site: str = "",
+    link: str = "",
+    notes: Sequence[str] = (),
+    then: Sequence[str] = (),
 ) -> str:
-    """A verdict as markdown: ``heading``, the headline, ``notes``, the commits and the counts, the findings, the
-    ratio's direction and ``link``, then every row and the reasons collapsed."""
+    """A verdict as markdown: ``heading``, the headline, ``notes``, the commits and the counts, the findings,
+    ``then``, the ratio's direction and ``link``, then every row and the reasons collapsed."""
     s = digest.of(evaluation)
     findings, links = summary_markdown(s, site=site)
     lines = [heading, "", *_wrap(f"**{_escape(s.headline)}**"), ""]
@@ -243,6 +250,8 @@ def markdown(
     lines += _wrap(" · ".join(x for x in (commits, s.counts) if x))
     if findings:
         lines += ["", *findings]
+    if then:
+        lines += ["", *then]
     tail = f"{digest.RATIO[0].upper()}{digest.RATIO[1:]}."
     lines += ["", *_wrap(tail + (f" [Full verdict]({link})" if link else ""))]
     lines += [
@@ -326,14 +335,17 @@ def comment(
             "> ",
         )
     heading = f"### fusegate: {heading_word(status, evaluation)}"
-    undecided = undecided_note(evaluation, ask=ask)
-    if undecided:
-        note = [*note, *([""] if note else []), *undecided]
     if evaluation is not None and evaluation.comparisons:
         if status.state == "pending":  # the verdict so far, and what the check waits for
             commits += f" · {_escape(status.description)}"
         return f"{MARKER}\n" + markdown(
-            evaluation, heading=heading, commits=commits, site=site, link=link, notes=note
+            evaluation,
+            heading=heading,
+            commits=commits,
+            site=site,
+            link=link,
+            notes=note,
+            then=undecided_note(evaluation, ask=ask),
         )
     lines = [MARKER, heading, "", *_wrap(f"**{_escape(status.description)}**"), "", commits]
     if policy_source:

@@ -114,8 +114,9 @@ def test_github_502_then_200_posts_the_status_once(bot):
     bot.open_pr()
     bot.wait_status("pending")
     codes = lambda: [c.status for c in bot.github.calls_to("/statuses/", "POST")]  # noqa: E731
-    wait_for(lambda: codes() == [502, 502, 201], f"502, 502, 201; got {codes()}")
-    assert len(bot.statuses()) == 1
+    # the required status after two 502s, then the verdict's word beside it
+    wait_for(lambda: codes() == [502, 502, 201, 201], f"502, 502, 201, 201; got {codes()}")
+    assert len(bot.statuses()) == 1 and len(bot.statuses(context=report.VERDICT_CONTEXT)) == 1
 
 
 @pytest.mark.slow
