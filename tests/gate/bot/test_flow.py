@@ -38,6 +38,7 @@ def test_full_flow_pending_then_approve_with_one_comment_edited_in_place(bot, tm
     success = bot.wait_status("success")
     assert success["description"].startswith("approve: all")
     # the verdict's word beside the required status: waiting, then approve
+    bot.wait_status("success", context=report.VERDICT_CONTEXT)  # posted just after the required one
     words = [
         (s["state"], s["description"].split(":")[0]) for s in bot.statuses(context=report.VERDICT_CONTEXT)
     ]
