@@ -19,7 +19,7 @@ from pathlib import Path
 from gate import backoff, git
 from gate import pair as pairs
 from gate import policy as policies
-from gate.bot import report
+from gate.bot import post, report
 from gate.bot.github import GitHub, GitHubError, RateLimited
 from gate.domain import EvaluationRecord
 from gate.services import verdicts
@@ -153,6 +153,15 @@ class Worker:
     def link(self, job: Job) -> str:
         return f"{self.public_url}/pr/{job.base_sha}/{job.judged_sha}"  # the dashboard's PR verdict page
 
+    @staticmethod
+    def ask(job: Job) -> str:
+        """How an inconclusive check gets its rounds on the fleet (the comment says it)."""
+        return (
+            "nothing to do while the status is pending: each machine's runner asks the service for them after its "
+            f"upload (`fusegate rounds --base {job.base_sha[:12]} --head {job.judged_sha[:12]} --machine M` shows what "
+            "it is asked); once it is red, re-run the benchmark workflow's job of that machine"
+        )
+
     def sync(self, check_id: int) -> report.Status | None:
         job = self._job(check_id)
         if job is None:
@@ -182,13 +191,13 @@ class Worker:
             if status is None:
                 status = report.verdict_status(evaluation, policy, now=at, deadline=job.deadline)
         if status.posted != job.posted:
-            self.github.create_status(
+            post.statuses(
+                self.github,
                 job.repo,
                 job.head_sha,
-                state=status.state,
-                description=status.description,
+                status,
+                evaluation,
                 target_url=self.link(job),
-                context=report.CONTEXT,
                 installation_id=job.installation_id,
             )
         self._save(job, status, evaluation)
@@ -203,6 +212,7 @@ class Worker:
             policy_edited=policies.edits_policy(self.repo, job.base_sha, job.head_sha),
             site=self.public_url,
             judged_sha=job.judged_sha,
+            ask=self.ask(job),
         )
         digest = hashlib.sha256(body.encode()).hexdigest()
         if digest != job.comment_digest:
@@ -233,19 +243,11 @@ class Worker:
         return replace(job, judged_sha=found.head)
 
     def _upsert_comment(self, job: Job, body: str) -> int:
-        """Edit the PR's fusegate comment (by stored id, else the bot's own comment with the marker), or create
-        the first one. A human's comment that quotes the marker is left alone."""
-        gh, kw = self.github, {"installation_id": job.installation_id}
-        if job.comment_id is not None:
-            try:
-                gh.update_comment(job.repo, job.comment_id, body, **kw)
-                return job.comment_id
-            except GitHubError as exc:
-                if exc.status != 404:  # deleted by someone: look for another, or start again
-                    raise
-        me = gh.login(job.installation_id)
-        for c in gh.issue_comments(job.repo, job.number, **kw):
-            if report.MARKER in (c.get("body") or "") and (c.get("user") or {}).get("login") == me:
-                gh.update_comment(job.repo, c["id"], body, **kw)
-                return c["id"]
-        return gh.create_comment(job.repo, job.number, body, **kw)["id"]
+        return post.upsert_comment(
+            self.github,
+            job.repo,
+            job.number,
+            body,
+            comment_id=job.comment_id,
+            installation_id=job.installation_id,
+        )

@@ -35,7 +35,9 @@ def test_the_workflow_runs_on_pull_request_pushes_one_job_per_machine_label():
     assert on["pull_request"]["types"] == ["opened", "synchronize", "reopened"]
     job = workflow["jobs"]["bench"]
     assert job["runs-on"] == ["self-hosted", "fusegate-${{ matrix.machine }}"]
-    assert "concurrency" not in job  # it would cancel queued runs of other pull requests
+    assert job["concurrency"]["group"].endswith(
+        "${{ github.event.pull_request.number }}-${{ matrix.machine }}"
+    )
     assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"  # no forks
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -36,6 +37,12 @@ def test_full_flow_pending_then_approve_with_one_comment_edited_in_place(bot, tm
     _upload(bot, tmp_path)
     success = bot.wait_status("success")
     assert success["description"].startswith("approve: all")
+    # the verdict's word beside the required status: waiting, then approve
+    bot.wait_status("success", context=report.VERDICT_CONTEXT)  # posted just after the required one
+    words = [
+        (s["state"], s["description"].split(":")[0]) for s in bot.statuses(context=report.VERDICT_CONTEXT)
+    ]
+    assert words == [("pending", "waiting for 1 of 1 required machines"), ("success", "approve")]
     wait_for(lambda: "approve" in bot.comments()[0]["body"], "the comment's verdict")
     [comment] = bot.comments()
     assert comment["body"].startswith(report.MARKER)
@@ -68,6 +75,8 @@ def test_a_regression_fails_the_status(bot, tmp_path):
     _upload(bot, tmp_path, paired_effect=lambda c: 1.4 if c["impl"] == "assembled" else 1.0)
     failure = bot.wait_status("failure")
     assert failure["description"].startswith("reject:")
+    word = bot.wait_status("failure", context=report.VERDICT_CONTEXT)
+    assert word["description"] == failure["description"]
     wait_for(lambda: "**fail**" in bot.comments()[0]["body"], "the failing cells in the comment")
 
 
@@ -80,6 +89,18 @@ def test_inconclusive_stays_pending_and_asks_the_runner_for_more_rounds(bot, tmp
         "an inconclusive status",
     )
     assert status["state"] == "pending" and "need more rounds" in status["description"]
+    word = bot.wait_status("pending", context=report.VERDICT_CONTEXT)
+    wait_for(
+        lambda: bot.statuses(context=report.VERDICT_CONTEXT)[-1]["description"] == status["description"],
+        "the word",
+    )
+    assert word["state"] == "pending"  # inconclusive is never red beside the required status
+    body = wait_for(
+        lambda: next((c["body"] for c in bot.comments() if "undecided cells need more" in c["body"]), None),
+        "the undecided cells in the comment",
+    )
+    assert "up to the policy's 8 (`max_rounds`)" in body and re.search(r": [1-7] of 8 processes", body)
+    assert "runner-1 impl_vs_baseline g1_" in body and f"fusegate rounds --base {bot.base[:12]}" in body
     answer = bot.client.get(f"/api/rounds/{bot.base}/{bot.head}", params={"machine": "runner-1"}).json()
     assert answer["more"] is True and answer["budget"] == 8 and answer["cells"]
     assert all(c["decision"] == "inconclusive" and c["groups"] < 8 for c in answer["cells"])
@@ -94,8 +115,9 @@ def test_github_502_then_200_posts_the_status_once(bot):
     bot.open_pr()
     bot.wait_status("pending")
     codes = lambda: [c.status for c in bot.github.calls_to("/statuses/", "POST")]  # noqa: E731
-    wait_for(lambda: codes() == [502, 502, 201], f"502, 502, 201; got {codes()}")
-    assert len(bot.statuses()) == 1
+    # the required status after two 502s, then the verdict's word beside it
+    wait_for(lambda: codes() == [502, 502, 201, 201], f"502, 502, 201, 201; got {codes()}")
+    assert len(bot.statuses()) == 1 and len(bot.statuses(context=report.VERDICT_CONTEXT)) == 1
 
 
 @pytest.mark.slow
