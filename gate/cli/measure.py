@@ -71,6 +71,11 @@ class Side:
         return str(self.env.python) if self.env is not None else sys.executable
 
 
+def say_plainly(console):
+    """A ``say`` for ``side_of``: lines printed as they are (a requirement's ``[extra]`` is no markup)."""
+    return lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def side_of(
     repo: Path, name: str, sha: str, results: Path, *, meter: str | None = None, say=lambda line: None
 ) -> Side:
@@ -114,9 +119,8 @@ def _asv_env(side: Side, repo: Path) -> dict:
     if side.against is not None:
         env["FUSEGATE_BENCH_AGAINST"] = str(side.against.tree)
         env["FUSEGATE_BENCH_AGAINST_COMMIT"] = side.against.sha
-        env["FUSEGATE_BENCH_AGAINST_PYTHON"] = (
-            side.against.python
-        )  # the base's worker on the base's interpreter
+        # the base's lockstep worker on the base's interpreter, the head's own on the head's
+        env["FUSEGATE_BENCH_AGAINST_PYTHON"] = side.against.python
     return env
 
 
@@ -190,7 +194,10 @@ def measure(
     """The quick profile on one side at every placement of ``where`` (``placements.runs``), then where its time
     went."""
     meter = f" with base {side.meter_sha[:12]}'s meter" if side.meter_sha else ""
-    meter += f", its pins ({side.env.describe()}) in {side.env.path.name}" if side.env is not None else ""
+    if side.env is not None:
+        from rich.markup import escape
+
+        meter += f", its pins ({escape(side.env.describe())}) in {side.env.path.name}"
     at = f" at {len(where)} placements ({', '.join(w.describe() for w in where)})" if len(where) > 1 else ""
     console.print(
         f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]}{meter}{at} (hot slice, paired ratios, "
@@ -465,7 +472,7 @@ def gate_measured(args: argparse.Namespace):
         )
         sides = {"base": side_of(repo, "base", base, results)}
     else:
-        sides = {"head": side_of(repo, "head", head, results, meter=base, say=console.print)}
+        sides = {"head": side_of(repo, "head", head, results, meter=base, say=say_plainly(console))}
         if base != head:
             base_side = side_of(repo, "base", base, results)
             sides = {"base": base_side, "head": replace(sides["head"], against=base_side)}

@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
     base_side = measuring.side_of(repo, "base", base, results)
     sides = {"base": base_side}
     if head != base:
-        head_side = measuring.side_of(repo, "head", head, results, meter=base, say=console.print)
+        head_side = measuring.side_of(
+            repo, "head", head, results, meter=base, say=measuring.say_plainly(console)
+        )
         sides["head"] = replace(head_side, against=base_side)
     if args.open_cells:
         return _open_cells(args, sides, machine, repo, console, results)
