@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gate import domain
 from gate.cli import output, placements
@@ -18,6 +19,9 @@ from gate.cli.options import judged_pair, repo_path, store_url
 from gate.cli.placements import PlacementRun
 from gate.domain import Decision, Signal, Verdict
 from gate.meter.profile import Profile
+
+if TYPE_CHECKING:
+    from gate.runner.envs import Env
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
 
@@ -46,8 +50,9 @@ class Side:
     """A commit asv measures and the tree it measures it in (``gate.runner.trees``): the repository for the
     checked-out HEAD measured with its own meter, else a git worktree under ``.fusegate/worktrees/`` (a head with
     the base's meter: the head's ``kernels/`` and the base's everything else) whose code the benchmark processes
-    import, with this interpreter's environment either way (``asv run -E existing``). Either way the benchmark
-    processes import the tree's code (ASV_PYTHONPATH), not what the interpreter has installed."""
+    import, with this interpreter's environment (``asv run -E existing``), or for a head that changes the
+    dependency pins, an environment with its pins (``gate.runner.envs``). Either way the benchmark processes
+    import the tree's code (ASV_PYTHONPATH), not what the interpreter has installed."""
 
     name: str  # "head" or "base"
     sha: str
@@ -55,19 +60,50 @@ class Side:
     results: Path
     meter_sha: str | None = None  # whose meter measures it (None: its own)
     against: Side | None = None  # the base it is timed against in lockstep (the AgainstBase suites)
+    env: Env | None = None  # the environment of the head's pins (None: this interpreter's)
 
     def log(self) -> Path:
         return Path(".fusegate") / "logs" / f"asv-{self.sha[:12]}.log"
 
+    @property
+    def python(self) -> str:
+        """The interpreter its benchmark processes and its lockstep worker run on."""
+        return str(self.env.python) if self.env is not None else sys.executable
 
-def side_of(repo: Path, name: str, sha: str, results: Path, *, meter: str | None = None) -> Side:
+
+def say_plainly(console):
+    """A ``say`` for ``side_of``: lines printed as they are (a requirement's ``[extra]`` is no markup)."""
+    return lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def side_of(
+    repo: Path, name: str, sha: str, results: Path, *, meter: str | None = None, say=lambda line: None
+) -> Side:
     """``sha`` in the tree that measures it with ``meter``'s meter (default its own); the results of the
-    repository's own tree go to ``results``, a worktree's to its own ``.asv/results``."""
-    from gate.runner import trees
+    repository's own tree go to ``results``, a worktree's to its own ``.asv/results``. Measured with another
+    commit's meter and pinning other dependencies than that commit: in an environment of its pins, made or
+    reused here (``gate.runner.envs``; ``say`` tells where)."""
+    from gate.runner import envs, trees
 
     tree = trees.measurement_tree(repo, sha, meter=meter)
     where = results if tree.path == repo else tree.path / ".asv" / "results"
-    return Side(name, sha, tree.path, where, meter_sha=tree.meter_commit if tree.composite else None)
+    env = None
+    if meter is not None and meter != sha:
+        env = envs.of_commits(repo, meter, sha)
+    if env is not None:
+        envs.ensure(env, say=say)
+        say(
+            f"  {name} pins {env.describe()}: measured in {_shown(env.path, repo)} "
+            f"(the base on {sys.executable})"
+        )
+    return Side(name, sha, tree.path, where, meter_sha=tree.meter_commit if tree.composite else None, env=env)
+
+
+def _shown(path: Path, repo: Path) -> str:
+    try:
+        return str(path.relative_to(Path(repo).resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _asv_env(side: Side, repo: Path) -> dict:
@@ -83,6 +119,8 @@ def _asv_env(side: Side, repo: Path) -> dict:
     if side.against is not None:
         env["FUSEGATE_BENCH_AGAINST"] = str(side.against.tree)
         env["FUSEGATE_BENCH_AGAINST_COMMIT"] = side.against.sha
+        # the base's lockstep worker on the base's interpreter, the head's own on the head's
+        env["FUSEGATE_BENCH_AGAINST_PYTHON"] = side.against.python
     return env
 
 
@@ -97,7 +135,7 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None
         "asv",
         "run",
         "-E",
-        f"existing:{sys.executable}",
+        f"existing:{side.python}",
         "--set-commit-hash",
         side.sha,
         "--record-samples",
@@ -156,6 +194,10 @@ def measure(
     """The quick profile on one side at every placement of ``where`` (``placements.runs``), then where its time
     went."""
     meter = f" with base {side.meter_sha[:12]}'s meter" if side.meter_sha else ""
+    if side.env is not None:
+        from rich.markup import escape
+
+        meter += f", its pins ({escape(side.env.describe())}) in {side.env.path.name}"
     at = f" at {len(where)} placements ({', '.join(w.describe() for w in where)})" if len(where) > 1 else ""
     console.print(
         f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]}{meter}{at} (hot slice, paired ratios, "
@@ -430,7 +472,7 @@ def gate_measured(args: argparse.Namespace):
         )
         sides = {"base": side_of(repo, "base", base, results)}
     else:
-        sides = {"head": side_of(repo, "head", head, results, meter=base)}
+        sides = {"head": side_of(repo, "head", head, results, meter=base, say=say_plainly(console))}
         if base != head:
             base_side = side_of(repo, "base", base, results)
             sides = {"base": base_side, "head": replace(sides["head"], against=base_side)}

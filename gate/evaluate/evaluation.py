@@ -122,7 +122,14 @@ def evaluate(
         )
     if lineage is not None and not same:
         rows += meter.rows(
-            lineage, head_runs, base_runs, required, labels, base_sha=base_sha, head_sha=head_sha
+            lineage,
+            head_runs,
+            base_runs,
+            required,
+            labels,
+            base_sha=base_sha,
+            head_sha=head_sha,
+            head_software=queries.softwares(session, commit_sha=head_sha) if lineage.pin_changes else None,
         )
     judged_runs = {**{key: base_runs.get(key, []) for key in reused}, **head_runs}
     rows += meter.baselines(judged_runs, required, labels, policy.baseline)

@@ -66,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
     base_side = measuring.side_of(repo, "base", base, results)
     sides = {"base": base_side}
     if head != base:
-        sides["head"] = replace(measuring.side_of(repo, "head", head, results, meter=base), against=base_side)
+        head_side = measuring.side_of(
+            repo, "head", head, results, meter=base, say=measuring.say_plainly(console)
+        )
+        sides["head"] = replace(head_side, against=base_side)
     if args.open_cells:
         return _open_cells(args, sides, machine, repo, console, results)
     where = placements.here(machine, console.print)
