@@ -138,7 +138,7 @@ def test_main_is_measured_once_per_commit_and_pull_requests_restore_their_base()
         (
             "fusegate-benchmarks.yml",
             "bench",
-            "fusegate-bench-${{ github.event.pull_request.number }}-${{ matrix.machine }}",
+            "fusegate-bench-${{ github.event.pull_request.number || github.sha }}-${{ matrix.machine }}",
         ),
     ],
 )
