@@ -224,3 +224,21 @@ def test_a_base_off_the_pull_requests_base_branch_is_refused(tmp_path, github, p
     assert state == "error" and why.startswith(
         f"base {stranger[:12]} is not on pull request #7's base branch"
     )
+
+
+def test_a_pull_request_behind_its_base_is_judged_merged_into_it(tmp_path, github, pr, monkeypatch):
+    from gate import pair
+
+    path, base, _ = pr
+    gitrepo.git(path, "checkout", "-q", "-b", "behind", base)
+    head = gitrepo.commit(path, message="a pull request branched from the base")
+    gitrepo.git(path, "checkout", "-q", "main")
+    tip = gitrepo.commit(path, message="main moves on")
+    github.pulls[f"{REPO}#7"].update(head={"sha": head}, base={"sha": tip, "ref": "main"})
+    merged = pair.judged(path, tip, head).head  # what gate --measure measured on the runner
+    assert (
+        judge(monkeypatch, artifact(tmp_path / "a", tip, merged, pr_head=head), env(github, path, head)) == 0
+    )
+    assert statuses(github, head)[report.CONTEXT][0][0] == "success"
+    [comment] = github.comments[f"{REPO}#7"]
+    assert f"judged merged into the base as `{merged[:12]}`" in comment["body"]
