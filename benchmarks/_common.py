@@ -154,6 +154,8 @@ TRACKS = SETTINGS.with_tracks
 # The base a head is timed against in lockstep (``gate.meter.duet``; the AgainstBase suites): its tree and commit,
 # set by ``fusegate gate --measure`` for the head's measurement. Unset, those suites are skipped.
 AGAINST, AGAINST_COMMIT = SETTINGS.against, SETTINGS.against_commit
+# Its worker's interpreter: the base's, while this process may run in an environment of the head's pins.
+AGAINST_PYTHON = SETTINGS.against_python or sys.executable
 # HotSlice processes per cell (a plan lowers it on large machines, where raw times only inform: gate.meter.plan). A
 # head timed against its base in lockstep takes at most HEAD_HOT_ROUNDS: its raw times only inform there too
 # (history, each implementation's fastest thread count), and the lockstep pass is what decides.
@@ -559,7 +561,7 @@ def duet_pass(kind: str, cells: list, *, pairs: int = DUET_PAIRS) -> dict:
     def worker_pair(these: list) -> None:
         order = list(these)
         rng.shuffle(order)
-        with duet.Duet(ROOT, Path(AGAINST)) as pair:
+        with duet.Duet(ROOT, Path(AGAINST), pythons={"head": sys.executable, "base": AGAINST_PYTHON}) as pair:
             for c in order:
                 key = (c.task, c.impl, c.num_envs, c.threads)
                 if key in errors:

@@ -129,3 +129,8 @@ def changed(repo: Path, a: str, b: str) -> list[str]:
     """The paths that differ between commits ``a`` and ``b``."""
     done = run(repo, "diff", "--name-only", "--no-renames", a, b)
     return done.stdout.split("\n")[:-1] if done.returncode == 0 else []
+
+
+def is_ancestor(repo: Path, a: str, b: str) -> bool:
+    """True when commit ``a`` is ``b`` or one of its ancestors."""
+    return run(repo, "merge-base", "--is-ancestor", a, b).returncode == 0

@@ -10,7 +10,9 @@ the head changes. From the store: the provenance each run recorded (the ids of t
 - a run whose meter could not measure the subject (a renamed registry function, a new task: the meter's
   ``problems``) is an **error** naming what;
 - a head whose subject is the base's (same ids: ``kernels/`` and the dependency pins) needs no measurement: its
-  verdict comes from the base's results (``same_subject``).
+  verdict comes from the base's results (``same_subject``);
+- a head that changes the dependency pins gets a **pass** row naming them when its runs' software fingerprint
+  shows the versions it pins, and an **error** when it shows others (it ran with the base's dependencies).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class Lineage:
     base: dict[str, str]  # provenance ids of the base commit
     head: dict[str, str]  # of the head commit
     meter_changes: tuple[str, ...] = ()  # meter files the head changes
+    pin_changes: tuple[
+        provenance.PinChange, ...
+    ] = ()  # how the head's dependency pins differ from the base's
 
     @property
     def same_subject(self) -> bool:
@@ -44,9 +49,51 @@ def of(repo: Path, base_sha: str, head_sha: str) -> Lineage | None:
     files = {sha: git.files(repo, sha) for sha in (base_sha, head_sha)}
     if not all(files.values()):
         return None
-    ids = {sha: provenance.of_commit(f, git.show(repo, sha, provenance.PINS)) for sha, f in files.items()}
+    pins = {sha: git.show(repo, sha, provenance.PINS) for sha in files}
+    ids = {sha: provenance.of_commit(f, pins[sha]) for sha, f in files.items()}
     changes = tuple(p for p in git.changed(repo, base_sha, head_sha) if provenance.is_meter(p))
-    return Lineage(base=ids[base_sha], head=ids[head_sha], meter_changes=changes)
+    return Lineage(
+        base=ids[base_sha],
+        head=ids[head_sha],
+        meter_changes=changes,
+        pin_changes=provenance.pin_changes(pins[base_sha], pins[head_sha]),
+    )
+
+
+def pin_findings(lineage: Lineage, software: list[dict], *, sha: str, base_sha: str) -> list[Finding]:
+    """What the head's runs' software fingerprints (``software``, one per run) say about the pins it changes: an
+    exact pin of a distribution the fingerprint records must be the version that ran."""
+    if not lineage.pin_changes or not software:
+        return []
+    exact = {c.name: c.pinned for c in lineage.pin_changes if c.pinned}
+    ran = {name: sorted({str(s[name]) for s in software if name in s}) for name in exact}
+    wrong = {name: found for name, found in ran.items() if found and found != [exact[name]]}
+    pins = ", ".join(c.describe() for c in lineage.pin_changes)
+    if wrong:
+        said = ", ".join(
+            f"{name} {' and '.join(found)} (pinned {exact[name]})" for name, found in wrong.items()
+        )
+        return [
+            Finding(
+                decision=Decision.ERROR,
+                reason=(
+                    f"head {sha[:12]} changes the dependency pins ({pins}) but its results ran with {said}: measure "
+                    f"it again with its pins (fusegate gate --base {base_sha[:12]} --head {sha[:12]} --measure "
+                    "runs it in an environment of them)"
+                ),
+            )
+        ]
+    shown = ", ".join(f"{name} {found[0]}" for name, found in ran.items() if found)
+    return [
+        Finding(
+            decision=Decision.PASS,
+            reason=(
+                f"head changes the dependency pins ({pins}): it ran with them"
+                + (f" (its results' software: {shown})" if shown else "")
+                + ", the base with its own; the rows compare the head under its pins with the base"
+            ),
+        )
+    ]
 
 
 def _files(paths: tuple[str, ...]) -> str:

@@ -14,7 +14,9 @@ Standard library only: the benchmark processes compute the ids of the tree they 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 SUBJECT_DIRS = ("kernels/",)
@@ -39,18 +41,100 @@ def is_subject(path: str) -> bool:
     return path not in METER_FILES and path.startswith(SUBJECT_DIRS) and path.endswith(SUFFIXES)
 
 
+def dependencies(pyproject: bytes | str | None) -> list[str]:
+    """``[project].dependencies`` of a pyproject.toml's text as written (absent: none; unreadable: a marker)."""
+    import tomllib
+
+    if isinstance(pyproject, bytes):
+        try:
+            pyproject = pyproject.decode()
+        except UnicodeDecodeError:
+            return [UNREADABLE]
+    try:
+        return list(tomllib.loads(pyproject).get("project", {}).get("dependencies", [])) if pyproject else []
+    except tomllib.TOMLDecodeError:
+        return [UNREADABLE]
+
+
+UNREADABLE = "(unreadable pyproject.toml)"
+
+
 def pins_id(pyproject: bytes | None) -> str:
     """The id of ``[project].dependencies`` in a pyproject.toml's text (absent: of nothing)."""
     import json
-    import tomllib
 
-    try:
-        deps = (
-            tomllib.loads(pyproject.decode()).get("project", {}).get("dependencies", []) if pyproject else []
-        )
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        deps = ["(unreadable pyproject.toml)"]
-    return blob_id(json.dumps(sorted(deps)).encode())
+    return blob_id(json.dumps(sorted(dependencies(pyproject))).encode())
+
+
+@dataclass(frozen=True)
+class PinChange:
+    """One dependency whose requirement differs between two pyproject.toml files (None: absent from one)."""
+
+    name: str  # the distribution's normalized name (PEP 503)
+    old: str | None  # the requirement as the base writes it
+    new: str | None  # as the head writes it
+
+    @property
+    def pinned(self) -> str | None:
+        """The version the head pins exactly (``name==version``), else None."""
+        return _exact(self.new) if self.new else None
+
+    def describe(self) -> str:
+        """``numba 0.68.1 -> 0.69.0``; ``+name==1`` added, ``-name==1`` removed, else both requirements."""
+        if self.old is None:
+            return f"+{self.new}"
+        if self.new is None:
+            return f"-{self.old}"
+        old, new = _exact(self.old), _exact(self.new)
+        if old and new:
+            return f"{self.name} {old} -> {new}"
+        return f"{self.old} -> {self.new}"
+
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+
+
+def requirement_name(requirement: str) -> str:
+    """The normalized distribution name a PEP 508 requirement starts with (``Psycopg[binary]==3`` -> psycopg)."""
+    found = _NAME.match(requirement)
+    return re.sub(r"[-_.]+", "-", found.group(1)).lower() if found else requirement.strip()
+
+
+def _exact(requirement: str) -> str | None:
+    """The version of a plain ``name==version`` requirement (extras allowed, no marker), else None."""
+    found = re.fullmatch(r"[^=<>!~;@\s]+\s*==\s*([^\s,;*]+)", requirement.strip())
+    return found.group(1) if found else None
+
+
+def pin_changes(base: bytes | str | None, head: bytes | str | None) -> tuple[PinChange, ...]:
+    """How the head's ``[project].dependencies`` differ from the base's, by distribution (sorted by name): the
+    order of the list, the spacing inside a requirement and the rest of the file do not count."""
+    ours, theirs = _by_name(dependencies(base)), _by_name(dependencies(head))
+    return tuple(
+        PinChange(name, ours.get(name), theirs.get(name))
+        for name in sorted(ours.keys() | theirs.keys())
+        if _same_form(ours.get(name)) != _same_form(theirs.get(name))
+    )
+
+
+def _by_name(requirements: list[str]) -> dict[str, str]:
+    """name -> its requirement (a name listed twice, e.g. under two markers: both, sorted, joined by " | ")."""
+    out: dict[str, list[str]] = {}
+    for r in requirements:
+        out.setdefault(requirement_name(r), []).append(r.strip())
+    return {name: " | ".join(sorted(found)) for name, found in out.items()}
+
+
+def _same_form(requirement: str | None) -> str | None:
+    """A requirement as compared: its name normalized, the rest without spaces (`` | `` joins alternatives)."""
+    if requirement is None:
+        return None
+    parts = []
+    for one in requirement.split(" | "):
+        found = _NAME.match(one)
+        rest = one[found.end() :] if found else one
+        parts.append(requirement_name(one) + "".join(rest.split()))
+    return " | ".join(sorted(parts))
 
 
 def blob_id(data: bytes) -> str:

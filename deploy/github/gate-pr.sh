@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# One pull request gated on one machine, the way the hosted workflow (fusegate-hosted.yml) runs it:
+# One pull request measured on one machine, the way the hosted workflow (fusegate-hosted.yml) runs it:
 #
 #   deploy/github/gate-pr.sh BASE HEAD
 #
 # Run from a checkout of BASE (its fusegate measures and judges: meter, policy and evaluation are the base's; the
 # head contributes only its kernels/). Installs fusegate into .venv and valgrind when missing (as root, Debian's
 # package), measures the base and the head's subject with the base's meter in lockstep (fusegate gate --measure,
-# the quick profile, SQLite in .fusegate/store.db), appends the verdict's summary as markdown to
-# $GITHUB_STEP_SUMMARY when set, and exits with the verdict's code: 0 approve, 1 reject, 2 inconclusive, 3 error
-# (64/78: usage/config). Its --max-minutes is $FUSEGATE_MAX_MINUTES, default 25 (not the gate's 15): a hosted
-# runner measures base and head from empty caches, compiling every kernel twice.
-# With FUSEGATE_URL and FUSEGATE_TOKEN set (not for fork pull requests: they get no secrets), it also uploads the
-# results to a fusegate service.
+# the quick profile, SQLite in .fusegate/store.db; a base whose results are there already is not measured again),
+# appends the verdict's summary as markdown to $GITHUB_STEP_SUMMARY when set, and exits with the verdict's code:
+# 0 approve, 1 reject, 2 inconclusive, 3 error (64/78: usage/config). With BASE = HEAD it measures that one
+# commit (fusegate-main.yml, on a push to the default branch). Its --max-minutes is $FUSEGATE_MAX_MINUTES, default
+# 25 (not the gate's 15): a hosted runner measures from empty caches, compiling every kernel twice.
 set -uo pipefail
 base=${1:?usage: gate-pr.sh BASE HEAD}
 head=${2:?usage: gate-pr.sh BASE HEAD}
@@ -31,10 +30,3 @@ mkdir -p .fusegate
 summary=${GITHUB_STEP_SUMMARY:-.fusegate/summary.md}
 .venv/bin/fusegate gate --base "$base" --head "$head" --measure --db "sqlite:///$PWD/.fusegate/store.db" \
   --max-minutes "${FUSEGATE_MAX_MINUTES:-25}" --summary "$summary"
-code=$?
-if [ -n "${FUSEGATE_URL:-}" ] && [ -n "${FUSEGATE_TOKEN:-}" ]; then
-  for results in .asv/results .fusegate/worktrees/*/.asv/results; do
-    [ -d "$results" ] && .venv/bin/fusegate upload --results "$results" --retry-for 300 || true
-  done
-fi
-exit "$code"

@@ -1,5 +1,6 @@
 """A small GitHub REST client (httpx) for what the bot posts: commit statuses and one issue comment per PR, and
-what it asks: the bot's login, a PR's comments, a user's permission on the repository.
+what it reads: a pull request's head and base, the bot's login, a PR's comments, a user's permission on the
+repository.
 
 - ``base_url`` is configurable, for GitHub Enterprise Server (``https://HOST/api/v3``).
 - Auth is a token (``TokenAuth``) or a GitHub App (``AppAuth``: a JWT signed with the App's private key is
@@ -114,9 +115,12 @@ class GitHub:
         retry: Retry = Retry(),
         timeout: float = 10.0,
         sleep: Callable[[float], None] = time.sleep,
+        login: str | None = None,
     ):
+        """``login``: who the token comments as, when it cannot ask (an Actions token: ``github-actions[bot]``,
+        which ``GET /user`` refuses)."""
         self.auth, self.retry, self._sleep = auth, retry, sleep
-        self._login: str | None = None
+        self._login: str | None = login
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             timeout=timeout,
@@ -212,6 +216,10 @@ class GitHub:
             else:
                 self._login = self.send("GET", "/user", installation_id=installation_id).json()["login"]
         return self._login
+
+    def pull(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
+        """A pull request as GitHub has it now (``head.sha``, ``base.sha``, ``base.ref``, ``state``)."""
+        return self.send("GET", f"/repos/{repo}/pulls/{number}", installation_id=installation_id).json()
 
     def issue_comments(self, repo: str, number: int, *, installation_id: int | None = None) -> Iterator[dict]:
         """Every comment of an issue or PR, following the ``Link: rel="next"`` pages."""

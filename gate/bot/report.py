@@ -9,8 +9,12 @@ to accept its first fail on record, and the answers to the PR's ``/fusegate`` co
 
 Status states map the gate's verdicts: approve -> success, reject -> failure, error -> error; inconclusive stays
 pending while the policy's round budget lasts (the runners are asked for more rounds) and is a failure once the
-budget is spent (inconclusive is never a pass). Machines that have not reported keep the status pending until the
-check's deadline, then it is an error that names them.
+budget is spent or no more rounds are coming (inconclusive is never a pass). Machines that have not reported keep
+the status pending until the check's deadline, then it is an error that names them.
+
+That status (``CONTEXT``) is the one a branch protection rule requires. A second one, ``VERDICT_CONTEXT``, is never
+required: its description leads with the verdict's word and its state tells reject (failure) from inconclusive
+(pending: more rounds would decide) from error, which the required status, red for all three, does not.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from gate.domain import Decision, Kind, Verdict
 from gate.evaluate import summary as digest
 from gate.policy import POLICY_FILE, Policy
 
-CONTEXT = "fusegate"
+CONTEXT = "fusegate"  # the required commit status, the same from the service's bot and the hosted judge
+VERDICT_CONTEXT = "fusegate/verdict"  # not required: reject, inconclusive and error told apart
 MARKER = "<!-- fusegate:pr-comment -->"  # the bot's one comment per pull request is found by this
 MAX_ROWS = 60  # cells listed in the comment's collapsed table, problems first; the link has all of them
 WIDTH = 120  # no line outside the collapsed table is wider
@@ -101,8 +106,11 @@ def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: f
     return Status(state="pending", description="waiting for a machine to report base and head", settled=False)
 
 
-def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datetime) -> Status:
-    """The status for a stored evaluation (``gate.domain.EvaluationRecord``)."""
+def verdict_status(
+    evaluation, policy: Policy, *, now: datetime, deadline: datetime, final: bool = False
+) -> Status:
+    """The status for a stored evaluation (``gate.domain.EvaluationRecord``). ``final``: no more rounds are
+    coming (a CI job that ended), so an undecided verdict is a failure now, not pending."""
     cells = evaluation.comparisons
     count = {d: sum(c.decision == d for c in cells) for d in Decision}
     n = len(cells)
@@ -131,7 +139,7 @@ def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datet
                 description=f"inconclusive after the round budget ({policy.max_rounds} processes): not a pass",
                 settled=True,
             )
-        if now >= deadline:
+        if now >= deadline and not final:
             return Status(
                 state="error",
                 description=f"inconclusive: {len(undecided)} cells got no further rounds before the deadline",
@@ -139,10 +147,10 @@ def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datet
             )
         fewest = min(c.groups for c in undecided)
         return Status(
-            state="pending",
+            state="failure" if final else "pending",
             description=f"inconclusive: {len(undecided)} cells need more rounds "
             f"(from {fewest} of at most {policy.max_rounds} processes)",
-            settled=False,
+            settled=final,
         )
     first = next((c.reason for c in cells if c.decision == Decision.ERROR), None) or evaluation.reasons[-1]
     return Status(
@@ -152,6 +160,18 @@ def verdict_status(evaluation, policy: Policy, *, now: datetime, deadline: datet
 
 def error_status(message: str) -> Status:
     return Status(state="error", description=message, settled=True)
+
+
+def word_status(status: Status, evaluation=None) -> Status:
+    """The non-required ``VERDICT_CONTEXT`` status beside ``status`` (the required one): its description leads
+    with the verdict's word (``heading_word``), and an inconclusive verdict is pending, never red, so a reader
+    tells "slower" (failure) from "needs more rounds" (pending) from "could not judge" (error)."""
+    word = heading_word(status, evaluation)
+    text = status.description
+    if not text.startswith(word):
+        text = f"{word}: {text}"
+    state = {"approve": "success", "reject": "failure", "error": "error"}.get(word, "pending")
+    return Status(state=state, description=text, settled=status.settled)
 
 
 def _cell(c) -> str:
@@ -268,11 +288,10 @@ def markdown(
     site: str = "",
     link: str = "",
     notes: Sequence[str] = (),
-    after: Sequence[str] = (),
+    then: Sequence[str] = (),
 ) -> str:
     """A verdict as markdown: ``heading``, the headline, ``notes``, the commits and the counts, the findings,
-    ``after`` them (the commands' answers), the ratio's direction and ``link``, then every row and the reasons
-    collapsed."""
+    ``then``, the ratio's direction and ``link``, then every row and the reasons collapsed."""
     s = digest.of(evaluation)
     findings, links = summary_markdown(s, site=site)
     lines = [heading, "", *_wrap(f"**{_escape(s.headline)}**"), ""]
@@ -281,8 +300,8 @@ def markdown(
     lines += _wrap(" · ".join(x for x in (commits, s.counts) if x))
     if findings:
         lines += ["", *findings]
-    if after:
-        lines += ["", *after]
+    if then:
+        lines += ["", *then]
     tail = f"{digest.RATIO[0].upper()}{digest.RATIO[1:]}."
     lines += ["", *_wrap(tail + (f" [Full verdict]({link})" if link else ""))]
     lines += [
@@ -305,6 +324,42 @@ def heading_word(status: Status, evaluation) -> str:
     return "error" if status.state == "error" else "waiting"
 
 
+UNDECIDED_SHOWN = SHOWN  # undecided cells named in an inconclusive comment before "and N more"
+
+
+def undecided_note(evaluation, *, ask: str = "") -> list[str]:
+    """For an inconclusive verdict: which cells are undecided, what rounds would decide them (processes so far
+    against the policy's ``max_rounds``: ``open_cells``) and how to ask for them (``ask``, markdown)."""
+    if evaluation is None or evaluation.verdict != Verdict.INCONCLUSIVE:
+        return []
+    budget = int((evaluation.policy or {}).get("max_rounds") or 0)
+    undecided = [c for c in evaluation.comparisons if c.decision == Decision.INCONCLUSIVE]
+    can = open_cells(undecided, budget)
+    if can:
+        head = (
+            f"**{len(can)} of {len(undecided)} undecided cells need more rounds**: more benchmark processes of "
+            f"each, up to the policy's {budget} (`max_rounds`), decide them."
+        )
+    else:
+        head = (
+            f"**{len(undecided)} cells are undecided with the round budget spent** ({budget} processes each): "
+            "more rounds cannot decide them; inconclusive is not a pass."
+        )
+    lines = _wrap(head)
+    for c in (can or undecided)[:UNDECIDED_SHOWN]:
+        vs = f"{c.impl} vs {c.baseline}" if c.impl else c.kind
+        lines += _wrap(
+            f"- {_escape(c.machine)} {c.kind} {_cell(c)} {_escape(vs)}: {c.groups} of {budget} processes",
+            "  ",
+        )
+    rest = len(can or undecided) - UNDECIDED_SHOWN
+    if rest > 0:
+        lines.append(f"- and {rest} more (every row is below)")
+    if can and ask:
+        lines += ["", *_wrap(f"To ask for them: {ask}")]
+    return lines
+
+
 def comment(
     *,
     status: Status,
@@ -316,12 +371,18 @@ def comment(
     policy_source: str = "",
     policy_edited: bool = False,
     site: str = "",
+    judged_sha: str | None = None,
+    ask: str = "",
     commands: Sequence[Answered] = (),
 ) -> str:
     """The PR comment: the hidden marker, the verdict's summary (or the status while there is none), the policy
-    note, how to accept a fail and the answers to ``commands``, and every row collapsed. ``site``: the service's
-    URL, for links to the findings' cells."""
+    note, for an inconclusive verdict the undecided cells and how to ask for their rounds (``ask``), how to accept
+    a reject's first fail and the answers to ``commands``, and every row collapsed. ``site``: the service's URL,
+    for links to the findings' cells; ``judged_sha``: the head merged into the base, when the head is behind it
+    (``gate.pair``)."""
     commits = f"base `{base_sha[:12]}` ({base_ref}) -> head `{head_sha[:12]}`"
+    if judged_sha and judged_sha != head_sha:
+        commits += f", judged merged into the base as `{judged_sha[:12]}`"
     note = []
     if policy_edited:
         note = _wrap(
@@ -334,8 +395,10 @@ def comment(
     if evaluation is not None and evaluation.comparisons:
         if status.state == "pending":  # the verdict so far, and what the check waits for
             commits += f" · {_escape(status.description)}"
-        after = accept_hint(evaluation, head_sha)
-        after += [""] if after and answered else []
+        parts = [
+            p for p in (undecided_note(evaluation, ask=ask), accept_hint(evaluation, head_sha), answered) if p
+        ]
+        then = [line for i, p in enumerate(parts) for line in ([""] if i else []) + p]
         return f"{MARKER}\n" + markdown(
             evaluation,
             heading=heading,
@@ -343,7 +406,7 @@ def comment(
             site=site,
             link=link,
             notes=note,
-            after=[*after, *answered],
+            then=then,
         )
     lines = [MARKER, heading, "", *_wrap(f"**{_escape(status.description)}**"), "", commits]
     if policy_source:

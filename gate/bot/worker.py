@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from gate import acceptance, backoff, git
+from gate import pair as pairs
 from gate import policy as policies
-from gate.bot import report
+from gate.bot import post, report
 from gate.bot.github import GitHub, GitHubError, RateLimited
 from gate.domain import EvaluationRecord
 from gate.services import verdicts
@@ -49,6 +50,7 @@ class Job:
     base_ref: str
     base_sha: str
     head_sha: str
+    judged_sha: str  # the commit judged for the head: itself, or it merged into the base (``gate.pair``)
     installation_id: int | None
     comment_id: int | None
     comment_digest: str
@@ -145,6 +147,7 @@ class Worker:
                 base_ref=p.base_ref,
                 base_sha=check.base_sha,
                 head_sha=check.head_sha,
+                judged_sha=check.judged_sha or check.head_sha,
                 installation_id=p.installation_id,
                 comment_id=p.comment_id,
                 comment_digest=p.comment_digest,
@@ -153,7 +156,16 @@ class Worker:
             )
 
     def link(self, job: Job) -> str:
-        return f"{self.public_url}/pr/{job.base_sha}/{job.head_sha}"  # the dashboard's PR verdict page
+        return f"{self.public_url}/pr/{job.base_sha}/{job.judged_sha}"  # the dashboard's PR verdict page
+
+    @staticmethod
+    def ask(job: Job) -> str:
+        """How an inconclusive check gets its rounds on the fleet (the comment says it)."""
+        return (
+            "nothing to do while the status is pending: each machine's runner asks the service for them after its "
+            f"upload (`fusegate rounds --base {job.base_sha[:12]} --head {job.judged_sha[:12]} --machine M` shows what "
+            "it is asked); once it is red, re-run the benchmark workflow's job of that machine"
+        )
 
     def sync(self, check_id: int) -> report.Status | None:
         job = self._job(check_id)
@@ -165,12 +177,15 @@ class Worker:
             raise MissingCommit(f"{', '.join(s[:12] for s in missing)} not in {self.repo} after a fetch")
         try:
             policy, source = policies.read_from_base(self.repo, job.base_sha)
+            job = self._judged(job)
         except policies.PolicyError as exc:
             status = report.error_status(f"policy: {exc}")
+        except pairs.PairError as exc:
+            status = report.error_status(str(exc))
         else:
             with db.transaction(self.url, write=False) as session:
                 ready = set(queries.fingerprints(session, commit_sha=job.base_sha)) & set(
-                    queries.fingerprints(session, commit_sha=job.head_sha)
+                    queries.fingerprints(session, commit_sha=job.judged_sha)
                 )  # machines with runs of both
             waiting = report.Waiting(required=policy.required_machines, ready=tuple(sorted(ready)))
             status = report.waiting_status(waiting, now=at, deadline=job.deadline, window_s=self.window_s)
@@ -183,13 +198,13 @@ class Worker:
             if status is None:
                 status = report.verdict_status(evaluation, policy, now=at, deadline=job.deadline)
         if status.posted != job.posted:
-            self.github.create_status(
+            post.statuses(
+                self.github,
                 job.repo,
                 job.head_sha,
-                state=status.state,
-                description=status.description,
+                status,
+                evaluation,
                 target_url=self.link(job),
-                context=report.CONTEXT,
                 installation_id=job.installation_id,
             )
         self._save(job, status, evaluation)
@@ -210,6 +225,8 @@ class Worker:
             policy_source=source,
             policy_edited=policies.edits_policy(self.repo, job.base_sha, job.head_sha),
             site=self.public_url,
+            judged_sha=job.judged_sha,
+            ask=self.ask(job),
             commands=answered,
         )
         digest = hashlib.sha256(body.encode()).hexdigest()
@@ -286,22 +303,23 @@ class Worker:
         return recorded
 
     def _evaluation(self, job: Job) -> EvaluationRecord:
-        return verdicts.current(self.url, repo=self.repo, base_sha=job.base_sha, head_sha=job.head_sha)
+        return verdicts.current(self.url, repo=self.repo, base_sha=job.base_sha, head_sha=job.judged_sha)
+
+    def _judged(self, job: Job) -> Job:
+        """The job with the commit its head is judged as (``gate.pair``), recorded on the check so that
+        results uploaded for that commit queue it."""
+        found = pairs.judged(self.repo, job.base_sha, job.head_sha)
+        if found.head != job.judged_sha:
+            with db.transaction(self.url) as session:
+                pulls.check(session, check_id=job.check_id).judged_sha = found.head
+        return replace(job, judged_sha=found.head)
 
     def _upsert_comment(self, job: Job, body: str) -> int:
-        """Edit the PR's fusegate comment (by stored id, else the bot's own comment with the marker), or create
-        the first one. A human's comment that quotes the marker is left alone."""
-        gh, kw = self.github, {"installation_id": job.installation_id}
-        if job.comment_id is not None:
-            try:
-                gh.update_comment(job.repo, job.comment_id, body, **kw)
-                return job.comment_id
-            except GitHubError as exc:
-                if exc.status != 404:  # deleted by someone: look for another, or start again
-                    raise
-        me = gh.login(job.installation_id)
-        for c in gh.issue_comments(job.repo, job.number, **kw):
-            if report.MARKER in (c.get("body") or "") and (c.get("user") or {}).get("login") == me:
-                gh.update_comment(job.repo, c["id"], body, **kw)
-                return c["id"]
-        return gh.create_comment(job.repo, job.number, body, **kw)["id"]
+        return post.upsert_comment(
+            self.github,
+            job.repo,
+            job.number,
+            body,
+            comment_id=job.comment_id,
+            installation_id=job.installation_id,
+        )

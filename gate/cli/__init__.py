@@ -42,6 +42,7 @@ def version() -> str:
 COMMANDS = (
     "run",
     "gate",
+    "judge",
     "measure",
     "plan",
     "threads",

@@ -5,7 +5,8 @@
 | 0 | approve (``gate``, ``run``); success for the other commands |
 | 1 | reject; for the other commands, what they checked failed (parity, an upload refused, no more rounds) |
 | 2 | inconclusive: run more rounds |
-| 3 | error: the gate could not judge (nothing measured, a machine silent, the service gave no answer) |
+| 3 | error: the gate could not judge (nothing measured, a machine silent, the service gave no answer, a head that
+does not merge into its base, the head's pins do not install) |
 | 64 | usage: an unknown option or a bad value (sysexits' EX_USAGE); the command's usage is printed |
 | 75 | ``upload``: the service is unreachable; the results are kept on disk for the next upload (EX_TEMPFAIL) |
 | 78 | configuration: a bad policy, an unreachable or unmigrated store, no valgrind, a placement this machine cannot
@@ -54,6 +55,12 @@ _CONFIG = frozenset(
 )
 
 
+# Errors that mean "the gate could not judge": a head that does not merge into its base, dependency pins of the
+# head that do not install.
+_ERROR = frozenset({"PairError", "EnvError"})
+
+
 def of_error(exc: BaseException) -> int:
     """The exit code of an error that reached the command line."""
-    return CONFIG if any(k.__name__ in _CONFIG for k in type(exc).__mro__) else USAGE
+    names = {k.__name__ for k in type(exc).__mro__}
+    return ERROR if names & _ERROR else CONFIG if names & _CONFIG else USAGE

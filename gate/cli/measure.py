@@ -11,13 +11,17 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gate import domain, git
+from gate import domain
 from gate.cli import output, placements
-from gate.cli.options import repo_path, store_url
+from gate.cli.options import judged_pair, repo_path, store_url
 from gate.cli.placements import PlacementRun
 from gate.domain import Decision, Signal, Verdict
 from gate.meter.profile import Profile
+
+if TYPE_CHECKING:
+    from gate.runner.envs import Env
 
 ROUNDS_STEP = 2  # processes added per undecided cell and pass
 
@@ -46,8 +50,9 @@ class Side:
     """A commit asv measures and the tree it measures it in (``gate.runner.trees``): the repository for the
     checked-out HEAD measured with its own meter, else a git worktree under ``.fusegate/worktrees/`` (a head with
     the base's meter: the head's ``kernels/`` and the base's everything else) whose code the benchmark processes
-    import, with this interpreter's environment either way (``asv run -E existing``). Either way the benchmark
-    processes import the tree's code (ASV_PYTHONPATH), not what the interpreter has installed."""
+    import, with this interpreter's environment (``asv run -E existing``), or for a head that changes the
+    dependency pins, an environment with its pins (``gate.runner.envs``). Either way the benchmark processes
+    import the tree's code (ASV_PYTHONPATH), not what the interpreter has installed."""
 
     name: str  # "head" or "base"
     sha: str
@@ -55,19 +60,50 @@ class Side:
     results: Path
     meter_sha: str | None = None  # whose meter measures it (None: its own)
     against: Side | None = None  # the base it is timed against in lockstep (the AgainstBase suites)
+    env: Env | None = None  # the environment of the head's pins (None: this interpreter's)
 
     def log(self) -> Path:
         return Path(".fusegate") / "logs" / f"asv-{self.sha[:12]}.log"
 
+    @property
+    def python(self) -> str:
+        """The interpreter its benchmark processes and its lockstep worker run on."""
+        return str(self.env.python) if self.env is not None else sys.executable
 
-def side_of(repo: Path, name: str, sha: str, results: Path, *, meter: str | None = None) -> Side:
+
+def say_plainly(console):
+    """A ``say`` for ``side_of``: lines printed as they are (a requirement's ``[extra]`` is no markup)."""
+    return lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def side_of(
+    repo: Path, name: str, sha: str, results: Path, *, meter: str | None = None, say=lambda line: None
+) -> Side:
     """``sha`` in the tree that measures it with ``meter``'s meter (default its own); the results of the
-    repository's own tree go to ``results``, a worktree's to its own ``.asv/results``."""
-    from gate.runner import trees
+    repository's own tree go to ``results``, a worktree's to its own ``.asv/results``. Measured with another
+    commit's meter and pinning other dependencies than that commit: in an environment of its pins, made or
+    reused here (``gate.runner.envs``; ``say`` tells where)."""
+    from gate.runner import envs, trees
 
     tree = trees.measurement_tree(repo, sha, meter=meter)
     where = results if tree.path == repo else tree.path / ".asv" / "results"
-    return Side(name, sha, tree.path, where, meter_sha=tree.meter_commit if tree.composite else None)
+    env = None
+    if meter is not None and meter != sha:
+        env = envs.of_commits(repo, meter, sha)
+    if env is not None:
+        envs.ensure(env, say=say)
+        say(
+            f"  {name} pins {env.describe()}: measured in {_shown(env.path, repo)} "
+            f"(the base on {sys.executable})"
+        )
+    return Side(name, sha, tree.path, where, meter_sha=tree.meter_commit if tree.composite else None, env=env)
+
+
+def _shown(path: Path, repo: Path) -> str:
+    try:
+        return str(path.relative_to(Path(repo).resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _asv_env(side: Side, repo: Path) -> dict:
@@ -83,6 +119,8 @@ def _asv_env(side: Side, repo: Path) -> dict:
     if side.against is not None:
         env["FUSEGATE_BENCH_AGAINST"] = str(side.against.tree)
         env["FUSEGATE_BENCH_AGAINST_COMMIT"] = side.against.sha
+        # the base's lockstep worker on the base's interpreter, the head's own on the head's
+        env["FUSEGATE_BENCH_AGAINST_PYTHON"] = side.against.python
     return env
 
 
@@ -97,7 +135,7 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None
         "asv",
         "run",
         "-E",
-        f"existing:{sys.executable}",
+        f"existing:{side.python}",
         "--set-commit-hash",
         side.sha,
         "--record-samples",
@@ -156,6 +194,10 @@ def measure(
     """The quick profile on one side at every placement of ``where`` (``placements.runs``), then where its time
     went."""
     meter = f" with base {side.meter_sha[:12]}'s meter" if side.meter_sha else ""
+    if side.env is not None:
+        from rich.markup import escape
+
+        meter += f", its pins ({escape(side.env.describe())}) in {side.env.path.name}"
     at = f" at {len(where)} placements ({', '.join(w.describe() for w in where)})" if len(where) > 1 else ""
     console.print(
         f"[bold]asv[/] quick profile on {side.name} {side.sha[:12]}{meter}{at} (hot slice, paired ratios, "
@@ -417,8 +459,8 @@ def gate_measured(args: argparse.Namespace):
 
     started = time.monotonic()
     repo = repo_path()
-    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
     console = output.console(stderr=True)
+    base, head = judged_pair(repo, args.base, args.head, console.print)
     machine = asv_machine(console.print)
     url = store_url(args)
     results = Path(args.results)
@@ -430,7 +472,7 @@ def gate_measured(args: argparse.Namespace):
         )
         sides = {"base": side_of(repo, "base", base, results)}
     else:
-        sides = {"head": side_of(repo, "head", head, results, meter=base)}
+        sides = {"head": side_of(repo, "head", head, results, meter=base, say=say_plainly(console))}
         if base != head:
             base_side = side_of(repo, "base", base, results)
             sides = {"base": base_side, "head": replace(sides["head"], against=base_side)}
@@ -439,16 +481,18 @@ def gate_measured(args: argparse.Namespace):
             f"  head changes the meter ({', '.join(lineage.meter_changes[:4])}"
             f"{' ...' if len(lineage.meter_changes) > 4 else ''}): it is measured with the base's"
         )
+    where = placements.here(machine, console.print)
+    here = {at.machine for at in where}  # a commit's runs on other machines do not time it on this one
     with db.transaction(url) as session:
         measured = {}
         for name, side in sides.items():
-            runs = [p for found in queries.provenances(session, commit_sha=side.sha).values() for p in found]
+            found_here = queries.provenances(session, commit_sha=side.sha).items()
+            runs = [p for (m, _), found in found_here if m in here or None in here for p in found]
             # the head's results count only when the base's meter took them (or, unrecorded, when it is the head's)
             meter = lineage.base["meter"] if lineage is not None else None
             measured[name] = bool(runs) and (meter is None or any(r.get("meter") == meter for r in runs))
     if not all(measured.values()):
         cost.ensure_valgrind(install=True, say=console.print)
-    where = placements.here(machine, console.print)
     for name, side in sides.items():
         if measured[name]:
             console.print(f"  {name} {side.sha[:12]} has results in {url}: only undecided cells get rounds")

@@ -179,6 +179,17 @@ def commits_of(args: argparse.Namespace) -> tuple[str, Path, str, str]:
     return url, repo, base, head
 
 
+def judged_pair(repo: Path, base_ref: str, head_ref: str, say) -> tuple[str, str]:
+    """(base, head) SHAs of the change a pull request from ``head_ref`` into ``base_ref`` makes
+    (``gate.pair``): the head itself when it contains the base, else the head merged into the base."""
+    from gate import git, pair
+
+    found = pair.judged(repo, git.resolve(repo, base_ref), git.resolve(repo, head_ref))
+    if found.merged:
+        say(f"  {found.describe()}")
+    return found.base, found.head
+
+
 def need(value: str | None, variable: str) -> str:
     """A runner setting, or a configuration error (exit 78) that says which variable to export."""
     from gate.settings import SettingsError

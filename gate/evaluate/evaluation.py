@@ -90,8 +90,9 @@ def evaluate(
     acceptances: Sequence[Acceptance] = (),
 ) -> Outcome:
     """The verdict on (base, head) from the store; ``lineage`` (git's view of the pair, ``gate.lineage``) adds
-    the rows about how the head was measured, and lets a head whose subject is the base's be judged on the base's
-    results. ``acceptances`` (the head's, ``gate.acceptance``) accept the failing rows they cover."""
+        the rows about how the head was measured, and lets a head whose subject is the base's be judged on the base's
+        results. ``acceptances`` (the head's, ``gate.acceptance``: of the pull request's head when the head judged is it
+    merged into the base) accept the failing rows they cover."""
     compare = tuple(dict.fromkeys((*policy.compare, *extra_impls)))
     same = base_sha == head_sha
     head_cells = queries.summaries(session, commit_sha=head_sha)
@@ -127,7 +128,14 @@ def evaluate(
         )
     if lineage is not None and not same:
         rows += meter.rows(
-            lineage, head_runs, base_runs, required, labels, base_sha=base_sha, head_sha=head_sha
+            lineage,
+            head_runs,
+            base_runs,
+            required,
+            labels,
+            base_sha=base_sha,
+            head_sha=head_sha,
+            head_software=queries.softwares(session, commit_sha=head_sha) if lineage.pin_changes else None,
         )
     judged_runs = {**{key: base_runs.get(key, []) for key in reused}, **head_runs}
     rows += meter.baselines(judged_runs, required, labels, policy.baseline)
@@ -171,7 +179,7 @@ def evaluate(
         _inherit(groups, base_by, labels, policy, compare, floors, reasons)
     for key, group in groups:
         _new_baseline(group, changed_by[key], policy.baseline)
-    applied = accepted.apply(rows, [a for a in acceptances if a.head_sha == head_sha], reasons)
+    applied = accepted.apply(rows, acceptances, reasons)
     verdict = tally.verdict(rows, reasons)
     return Outcome(
         verdict=verdict,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gate.domain import Decision, Kind
 from gate.evaluate.row import Row
-from gate.lineage import Lineage, findings
+from gate.lineage import Lineage, findings, pin_findings
 
 
 def rows(
@@ -17,12 +17,18 @@ def rows(
     *,
     base_sha: str,
     head_sha: str,
+    head_software: dict | None = None,
 ) -> list[Row]:
+    """The lineage's findings per machine and placement the head ran at; ``head_software``: (machine, placement)
+    -> the software fingerprint of each of the head's runs there (``queries.softwares``)."""
     out = []
     for (machine, placement), runs in sorted(head_runs.items()):
         if machine not in required:
             continue
         found = findings(lineage, runs, side="head", sha=head_sha, base_sha=base_sha)
+        found += pin_findings(
+            lineage, (head_software or {}).get((machine, placement), []), sha=head_sha, base_sha=base_sha
+        )
         found += findings(
             lineage, base_runs.get((machine, placement), []), side="base", sha=base_sha, base_sha=base_sha
         )

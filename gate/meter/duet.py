@@ -18,7 +18,8 @@ spread 0.55-1.53 unpinned, 0.92-1.06 pinned).
 Each worker applies the environment's placement (``gate.meter.placement``) before it allocates, and replies
 with its own clock: the coordinator's pipe and scheduling are never in a sample.
 
-    worker:       python -m gate.meter.duet   (in a tree: its kernels, its meter), JSON lines on stdin/stdout
+    worker:       python -m gate.meter.duet   (in a tree: its kernels, its meter), JSON lines on stdin/stdout; each
+                  side's python its own (a head that changes the dependency pins: an environment of them)
     coordinator:  Duet(head_tree, base_tree) -> pairs(cell, n) -> [(head_s, base_s, first), ...]
 
 The kinds of cell: ``update_state`` (one call of the kernel) and ``collector`` (one collector step).
@@ -154,10 +155,10 @@ def worker_main() -> int:
 
 
 class _Side:
-    def __init__(self, name: str, tree: Path, env: dict):
+    def __init__(self, name: str, tree: Path, env: dict, python: str | None = None):
         self.name, self.tree = name, Path(tree)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gate.meter.duet"],
+            [python or sys.executable, "-m", "gate.meter.duet"],
             cwd=self.tree,
             env={**env, "PYTHONPATH": str(self.tree)},
             stdin=subprocess.PIPE,
@@ -203,7 +204,8 @@ class Pair:
 
 
 class Duet:
-    """A head worker and a base worker, each importing its own tree; ``pairs`` alternates their samples."""
+    """A head worker and a base worker, each importing its own tree on its own interpreter (``pythons``: side ->
+    executable; default this one); ``pairs`` alternates their samples."""
 
     def __init__(
         self,
@@ -213,6 +215,7 @@ class Duet:
         env: dict | None = None,
         seed: int | None = None,
         pin: bool = True,
+        pythons: dict[str, str | None] | None = None,
     ):
         self.pin = pin
         env = {
@@ -220,7 +223,11 @@ class Duet:
             "GOMP_SPINCOUNT": "30000",
             **{k: v for k, v in (env or os.environ).items() if k != "PYTHONPATH"},
         }
-        self.sides = {"head": _Side("head", head_tree, env), "base": _Side("base", base_tree, env)}
+        pythons = pythons or {}
+        self.sides = {
+            "head": _Side("head", head_tree, env, pythons.get("head")),
+            "base": _Side("base", base_tree, env, pythons.get("base")),
+        }
         self.rng = random.Random(seed)
 
     def __enter__(self) -> Duet:

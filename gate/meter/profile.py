@@ -83,6 +83,7 @@ class Profile:
     tracks: bool | None = None  # TRACKS: the track_ suites (default: the full profile only)
     against: str | None = None  # AGAINST: the base tree a head is timed against in lockstep
     against_commit: str | None = None  # AGAINST_COMMIT
+    against_python: str | None = None  # AGAINST_PYTHON: the interpreter of the base's lockstep worker
     duet_rounds: int = 3  # DUET_ROUNDS: worker pairs per lockstep pass
     duet_more: int = 3  # DUET_MORE: further worker pairs over the cells whose time is in question (0: none)
     duet_cells: str | None = None  # DUET_CELLS: "task/impl/num_envs/threads,..." when only some need samples
@@ -115,6 +116,7 @@ class Profile:
             "tracks": _flag,
             "against": lambda n, t: t,
             "against_commit": lambda n, t: t,
+            "against_python": lambda n, t: t,
             "duet_rounds": _count,
             "duet_more": _whole,
             "duet_cells": lambda n, t: t,

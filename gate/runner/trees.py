@@ -1,9 +1,9 @@
 """The tree a commit is measured in: its own subject, the base commit's meter.
 
 Like the policy, the code that measures comes from the base: a head's results are taken in a git worktree whose
-``kernels/`` (the subject, ``gate.provenance``) is the head's and whose everything else (the meter: ``gate/meter``,
-``benchmarks/``, ``asv.conf.json``, the parity tolerances) is the base's, so a pull request cannot change how
-it is measured. The tree is a commit of its own (parent: the head, never on a branch) checked out under
+``kernels/`` and ``pyproject.toml`` (the subject and its dependency pins, ``gate.provenance``) are the head's and
+whose everything else (the meter: ``gate/meter``, ``benchmarks/``, ``asv.conf.json``, the parity tolerances) is
+the base's, so a pull request cannot change how it is measured. The tree is a commit of its own (parent: the head, never on a branch) checked out under
 ``.fusegate/worktrees/<head>-m<base>``; asv records its results as the head's (``--set-commit-hash``), and every
 benchmark process records the ids of the subject and meter it ran (``gate.provenance.ids_on_disk``).
 """
@@ -64,7 +64,8 @@ def _git(repo: Path, *args: str, env: dict | None = None) -> str:
 
 
 def composite_commit(repo: Path, head: str, meter: str) -> str:
-    """A commit of ``meter``'s tree with ``head``'s subject: its ``kernels/`` but the meter's files in it."""
+    """A commit of ``meter``'s tree with ``head``'s subject: its ``kernels/`` but the meter's files in it, and its
+    ``pyproject.toml`` (the pins; the rest of that file is neither side)."""
     with tempfile.TemporaryDirectory(prefix="fusegate-index-") as tmp:
         env = {**os.environ, **_IDENTITY, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(repo, "read-tree", meter, env=env)
@@ -72,14 +73,15 @@ def composite_commit(repo: Path, head: str, meter: str) -> str:
             _git(repo, "rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", d, env=env)
             if _git(repo, "ls-tree", "-d", head, d.rstrip("/")):
                 _git(repo, "read-tree", f"--prefix={d}", f"{head}:{d.rstrip('/')}", env=env)
-        for path in provenance.METER_FILES:  # the meter's files inside the subject's directories: the meter's
-            if path.startswith(provenance.SUBJECT_DIRS):
-                entry = _git(repo, "ls-tree", meter, path)
-                if entry:
-                    mode, _, blob = entry.split("\t")[0].split()
-                    _git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
-                else:
-                    _git(repo, "update-index", "--force-remove", path, env=env)
+        # the meter's files inside the subject's directories are the meter's; the file of the pins is the head's
+        taken = [(meter, p) for p in provenance.METER_FILES if p.startswith(provenance.SUBJECT_DIRS)]
+        for commit, path in [*taken, (head, provenance.PINS)]:
+            entry = _git(repo, "ls-tree", commit, path)
+            if entry:
+                mode, _, blob = entry.split("\t")[0].split()
+                _git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
+            else:
+                _git(repo, "update-index", "--force-remove", path, env=env)
         tree = _git(repo, "write-tree", env=env)
         message = f"fusegate: the subject of {head[:12]} measured with the meter of {meter[:12]}"
         return _git(repo, "commit-tree", tree, "-p", head, "-m", message, env=env)

@@ -132,3 +132,21 @@ def more_rounds(
         if r.status_code not in (200, 404) or time.monotonic() > give_up:
             raise UploadError(f"GET /api/rounds/{base}/{head}: {r.status_code}: {_detail(r)}")
         sleep(2.0)
+
+
+def stored(*, url: str, commit: str, machine: str) -> bool:
+    """Whether the service has runs of ``commit`` on ``machine`` (``GET /api/runs``): a commit of the base
+    branch measured when it was pushed need not be measured again for every pull request."""
+    try:
+        r = httpx.get(
+            f"{url.rstrip('/')}/api/runs",
+            params={"commit": commit, "machine": machine, "limit": 1},
+            timeout=60,
+        )
+    except httpx.TransportError as exc:
+        raise UploadError(f"GET /api/runs: {type(exc).__name__}: {exc}") from None
+    if r.status_code != 200:
+        raise UploadError(
+            f"GET /api/runs?commit={commit[:12]}&machine={machine}: {r.status_code}: {_detail(r)}"
+        )
+    return bool(r.json())

@@ -1,4 +1,8 @@
-"""Regressions accepted on record (keyword-only store functions): write them, read a head's or a pull request's."""
+"""Regressions accepted on record (keyword-only store functions): write them, read a head's or a pull request's.
+
+An acceptance names the pull request's head; the commit judged for it may be that head merged into the base
+(``gate.pair``, the check's ``judged_sha``), so a judged commit's acceptances are its own and those of the heads
+judged as it."""
 
 from __future__ import annotations
 
@@ -6,11 +10,11 @@ from collections.abc import Iterable
 from dataclasses import fields
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from gate.domain import Acceptance
-from gate.store.models import RegressionAcceptance
+from gate.store.models import PullCheck, RegressionAcceptance
 
 _STORED = [f.name for f in fields(Acceptance) if f.name not in ("accepted", "worse")]
 
@@ -26,11 +30,17 @@ def record(session: Session, *, acceptances: Iterable[Acceptance]) -> int:
     return len(rows)
 
 
+def _of(head_sha: str):
+    """Where an acceptance holds for the judged commit ``head_sha``: its own, or of a head judged as it."""
+    heads = select(PullCheck.head_sha).where(PullCheck.judged_sha == head_sha)
+    return or_(RegressionAcceptance.head_sha == head_sha, RegressionAcceptance.head_sha.in_(heads))
+
+
 def for_head(session: Session, *, head_sha: str) -> list[Acceptance]:
-    """Every acceptance on record for a head commit, oldest first."""
+    """Every acceptance on record for a judged commit, oldest first."""
     query = (
         select(RegressionAcceptance)
-        .where(RegressionAcceptance.head_sha == head_sha)
+        .where(_of(head_sha))
         .order_by(RegressionAcceptance.accepted_at, RegressionAcceptance.id)
     )
     return [_record(r) for r in session.scalars(query)]
@@ -48,17 +58,13 @@ def of_pull(session: Session, *, repo: str, number: int) -> list[Acceptance]:
 
 def ids(session: Session, *, head_sha: str) -> dict[int, datetime]:
     """id -> when recorded, of a head's acceptances (what an evaluation read, to find the ones it missed)."""
-    query = select(RegressionAcceptance.id, RegressionAcceptance.recorded_at).where(
-        RegressionAcceptance.head_sha == head_sha
-    )
+    query = select(RegressionAcceptance.id, RegressionAcceptance.recorded_at).where(_of(head_sha))
     return dict(session.execute(query).all())
 
 
 def last(session: Session, *, head_sha: str) -> datetime | None:
     """When the newest acceptance of a head was recorded (stored, whatever time it says it was accepted)."""
-    return session.scalar(
-        select(func.max(RegressionAcceptance.recorded_at)).where(RegressionAcceptance.head_sha == head_sha)
-    )
+    return session.scalar(select(func.max(RegressionAcceptance.recorded_at)).where(_of(head_sha)))
 
 
 def to_json(acceptances: Iterable[Acceptance]) -> list[dict]:

@@ -338,6 +338,8 @@ class PullCheck(Base):
     pull_id: Mapped[int] = mapped_column(ForeignKey("pull_request.id", ondelete="CASCADE"), index=True)
     base_sha: Mapped[str] = mapped_column(String(40))
     head_sha: Mapped[str] = mapped_column(String(40), index=True)
+    # the commit judged for the head (``gate.pair``): the head merged into the base when it is behind it
+    judged_sha: Mapped[str | None] = mapped_column(String(40), index=True)
     state: Mapped[str] = mapped_column(String(16), default="pending")  # pending | success | failure | error
     description: Mapped[str] = mapped_column(Text, default="")
     evaluation_id: Mapped[int | None]

@@ -92,13 +92,15 @@ def enqueue(
 
 
 def checks_with_commits(session: Session, *, shas: Iterable[str]) -> list[int]:
-    """Checks of pull requests' current heads whose base or head is one of ``shas``."""
+    """Checks of pull requests' current heads whose base, head or judged head is one of ``shas``."""
     shas = list(shas)
     rows = session.scalars(
         select(PullCheck.id)
         .join(PullRequest, PullRequest.id == PullCheck.pull_id)
         .where(PullCheck.head_sha == PullRequest.head_sha)
-        .where(or_(PullCheck.head_sha.in_(shas), PullCheck.base_sha.in_(shas)))
+        .where(
+            or_(PullCheck.head_sha.in_(shas), PullCheck.base_sha.in_(shas), PullCheck.judged_sha.in_(shas))
+        )
     )
     return list(rows)
 

@@ -501,7 +501,7 @@ def _fake_duet(monkeypatch, ratio) -> list[str]:
     calls: list[str] = []
 
     class FakeDuet:
-        def __init__(self, head, base):
+        def __init__(self, head, base, pythons=None):
             self.sides = {}
 
         def __enter__(self):

@@ -33,10 +33,24 @@ def test_the_workflow_runs_on_pull_request_pushes_one_job_per_machine_label():
     workflow = yaml.safe_load(WORKFLOW.read_text())
     on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert on["pull_request"]["types"] == ["opened", "synchronize", "reopened"]
+    assert on["push"]["branches"] == [
+        "main"
+    ]  # each commit of main measured once, reused by its pull requests
     job = workflow["jobs"]["bench"]
     assert job["runs-on"] == ["self-hosted", "fusegate-${{ matrix.machine }}"]
-    assert "concurrency" not in job  # it would cancel queued runs of other pull requests
-    assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"  # no forks
+    assert job["concurrency"]["group"].endswith(
+        "${{ github.event.pull_request.number || github.sha }}-${{ matrix.machine }}"
+    )
+    # no forks: their code never runs on a machine with an upload token
+    assert job["if"] == (
+        "github.event_name == 'push' || github.event.pull_request.head.repo.full_name == github.repository"
+    )
+    assert job["env"]["BASE"] == "${{ github.event.pull_request.base.sha || github.sha }}"
+    assert (
+        job["env"]["HEAD"] == "${{ github.event.pull_request.head.sha || github.sha }}"
+    )  # a push: one commit
+    rounds = next(s for s in job["steps"] if s.get("name", "").startswith("More rounds"))
+    assert rounds["if"] == "github.event_name == 'pull_request'"
 
 
 @pytest.mark.parametrize("tool", ["fusegate", "asv"])
@@ -55,7 +69,7 @@ def test_the_workflow_measures_with_the_bases_fusegate():
     measure: never asv on the head's own tree, never the head's own suites."""
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["steps"]
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout"))
-    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha || github.sha }}"
     measures = [argv for argv in _commands("fusegate") if argv[0] == "measure"]
     assert measures[0] == ["measure", "--base", "$BASE", "--head", "$HEAD"]
     assert measures[1][-1] == "--open-cells"

@@ -450,4 +450,6 @@ def test_stored_results_with_an_acceptance_approve_and_a_new_head_does_not_inher
     assert {x.accepted for x in after.acceptances} == {1} and after.acceptances[0].login == "alice"
     other = gitrepo.commit(path, message="push")
     ingest(store_url, measure_results(tmp_path / "c", other, paired_effect=slow))
-    assert evaluate_pair(store_url, path, base, other, acceptances=on_file).verdict == "reject"
+    with db.transaction(store_url, write=False) as session:
+        assert stored.for_head(session, head_sha=other) == []  # the new head has none on record
+    assert evaluate_pair(store_url, path, base, other, acceptances=[]).verdict == "reject"

@@ -19,8 +19,10 @@ from tests.gate.builders import NARROW, copy_of_this_tree, git_as_tester
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _gate(repo: Path, base: str, head: str, db: str) -> tuple[int, dict]:
-    env = {**os.environ, **NARROW, "FUSEGATE_REPO": str(repo), "PYTHONPATH": str(repo)}
+def _gate(repo: Path, base: str, head: str, db: str, *, narrow: dict = NARROW, said: list | None = None):
+    """``fusegate gate --measure`` on (base, head): (exit code, the verdict's JSON); its terminal goes to
+    ``said``."""
+    env = {**os.environ, **narrow, "FUSEGATE_REPO": str(repo), "PYTHONPATH": str(repo)}
     done = subprocess.run(
         [
             sys.executable,
@@ -46,6 +48,8 @@ def _gate(repo: Path, base: str, head: str, db: str) -> tuple[int, dict]:
         timeout=1500,
     )
     assert done.stdout, done.stderr[-3000:]
+    if said is not None:
+        said.append(done.stderr)
     return done.returncode, json.loads(done.stdout)
 
 
@@ -113,3 +117,48 @@ def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_l
     by_cost = [r for r in out["comparisons"] if r["decision"] == "fail" and r["signal"] == "cost"]
     assert {(r["kind"], r["impl"]) for r in by_cost} >= {("head_vs_base", "assembled")}
     assert all(r["cost_ratio"] > 1.02 for r in by_cost if r["kind"] == "head_vs_base")
+
+
+# The previous patch release of the pinned NumPy: cp311 wheels, and in the range the pinned Numba accepts.
+OTHER_NUMPY = "2.4.5"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)"
+)
+def test_a_head_that_bumps_a_pin_is_measured_with_its_pins_and_the_base_with_its_own(tmp_path):
+    from gate.provenance import PINS, dependencies
+    from gate.store import db as store
+    from gate.store import queries
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    base = copy_of_this_tree(repo)
+    pyproject = (repo / PINS).read_text()
+    (pinned,) = [d for d in dependencies(pyproject) if d.startswith("numpy==")]
+    assert pinned != f"numpy=={OTHER_NUMPY}"
+    (repo / PINS).write_text(pyproject.replace(f'"{pinned}"', f'"numpy=={OTHER_NUMPY}"', 1))
+    git_as_tester(repo, "commit", "-q", "-am", f"head: numpy {OTHER_NUMPY}")
+    head = git_as_tester(repo, "rev-parse", "HEAD")
+    url = f"sqlite:///{tmp_path / 'gate.db'}"
+    said: list[str] = []
+    code, out = _gate(repo, base, head, url, narrow={**NARROW, "FUSEGATE_BENCH_THREADS": "1"}, said=said)
+    rows = out["comparisons"]
+    assert out["verdict"] != "error", [r["reason"] for r in rows if r["decision"] == "error"] + out["reasons"]
+    assert code == {"approve": 0, "reject": 1, "inconclusive": 2}[out["verdict"]]
+    change = f"numpy {pinned.split('==')[1]} -> {OTHER_NUMPY}"
+    assert f"head pins {change}: measured in .fusegate/envs/" in said[0], said[0][-3000:]
+    # what each side's benchmark processes recorded: the head's NumPy is its pin, the base's its own
+    with store.transaction(url, write=False) as session:
+        ran = {
+            name: {s["numpy"] for found in queries.softwares(session, commit_sha=sha).values() for s in found}
+            for name, sha in (("base", base), ("head", head))
+        }
+    assert ran == {"base": {pinned.split("==")[1]}, "head": {OTHER_NUMPY}}
+    (meter,) = [r for r in rows if r["kind"] == "meter"]
+    assert meter["decision"] == "pass" and change in meter["reason"], meter["reason"]
+    # the head is still compared with the base, timed against it in lockstep (its kernels' ids hold its pins)
+    hvb = [r for r in rows if r["kind"] == "head_vs_base"]
+    assert hvb and all(r["signal"] != "sources" for r in hvb), [r["reason"] for r in hvb]
+    assert any("in lockstep" in r["reason"] for r in hvb)

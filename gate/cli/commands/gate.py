@@ -9,6 +9,7 @@ from gate.cli.options import (
     DEFAULT_RESULTS,
     commits_of,
     db_option,
+    judged_pair,
     minutes,
     rows_option,
 )
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation = gate_measured(args)
     else:
         url, repo, base, head = commits_of(args)
+        base, head = judged_pair(repo, base, head, output.console(stderr=True).print)
         evaluation = verdicts.evaluate(url, repo=repo, base_sha=base, head_sha=head, extra_impls=args.impl)
     if args.json:
         print(EvaluationOut.model_validate(evaluation).model_dump_json(indent=2))

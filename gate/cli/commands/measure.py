@@ -54,29 +54,55 @@ def gather(side, results: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from gate import git
     from gate.cli import measure as measuring
-    from gate.cli.options import repo_path
+    from gate.cli.options import judged_pair, repo_path
     from gate.meter import cost
 
     repo = repo_path()
-    base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)
-    results = Path(args.results)
     console = output.console(stderr=True)
+    base, head = judged_pair(repo, args.base, args.head, console.print)
+    results = Path(args.results)
     machine = measuring.asv_machine(console.print)
     base_side = measuring.side_of(repo, "base", base, results)
     sides = {"base": base_side}
     if head != base:
-        sides["head"] = replace(measuring.side_of(repo, "head", head, results, meter=base), against=base_side)
+        head_side = measuring.side_of(
+            repo, "head", head, results, meter=base, say=measuring.say_plainly(console)
+        )
+        sides["head"] = replace(head_side, against=base_side)
     if args.open_cells:
         return _open_cells(args, sides, machine, repo, console, results)
     where = placements.here(machine, console.print)
+    if head != base and _base_stored(base, where, machine, console):
+        sides = {"head": sides["head"]}  # the lockstep pass still runs the base's kernels beside the head's
     cost.ensure_valgrind(install=True, say=console.print)
     for side in sides.values():
         measuring.measure(side, args.rounds, where, repo, console, profile_time=False)
         gather(side, results)
     console.print(f"results of {', '.join(s.sha[:12] for s in sides.values())} in {results}: fusegate upload")
     return exits.APPROVE
+
+
+def _base_stored(base: str, where, machine, console) -> bool:
+    """Whether the service (``FUSEGATE_URL``) has the base's runs at every placement of this machine: then
+    only the head is measured. Without a service, or when it cannot answer, the base is measured."""
+    from gate.runner import upload as runner
+
+    conf = settings()
+    name = conf.machine or machine
+    if not conf.url or not name:
+        return False
+    asked = [at.machine if at.label else name for at in where]
+    try:
+        found = all(runner.stored(url=conf.url, commit=base, machine=m) for m in asked)
+    except runner.UploadError as exc:
+        console.print(f"  [yellow]{exc}[/]: measuring the base too", soft_wrap=True)
+        return False
+    if found:
+        console.print(
+            f"  base {base[:12]} is stored at {conf.url} for {', '.join(asked)}: measuring the head only"
+        )
+    return found
 
 
 def _open_cells(args, sides, machine, repo, console, results) -> int:

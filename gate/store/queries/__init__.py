@@ -24,6 +24,7 @@ from gate.store.queries.measured import (
     provenances,
     raw_samples,
     runs,
+    softwares,
     summaries,
     uploads,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "runs",
     "save_calibration",
     "save_evaluation",
+    "softwares",
     "summaries",
     "summarize_cells",
     "token_by_secret",

@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from gate.store.models import CellSummary, Commit, Machine, Placement, Result, Run
+from gate.store.models import CellSummary, Commit, Environment, Machine, Placement, Result, Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +102,24 @@ def provenances(session: Session, *, commit_sha: str) -> dict[tuple[str, str], l
     out: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for name, placement, provenance in session.execute(stmt):
         out[(name, placement)].append(provenance or {})
+    return dict(out)
+
+
+def softwares(session: Session, *, commit_sha: str) -> dict[tuple[str, str], list[dict]]:
+    """(machine name, placement hash) -> the software fingerprint of each run of a commit there."""
+    stmt = (
+        select(Machine.name, Placement.hash, Environment.software)
+        .select_from(Run)
+        .join(Machine, Run.machine_id == Machine.id)
+        .join(Commit, Run.commit_id == Commit.id)
+        .join(Placement, Run.placement_id == Placement.id)
+        .join(Environment, Run.environment_id == Environment.id)
+        .where(Commit.sha == commit_sha)
+        .order_by(Run.id)
+    )
+    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for name, placement, software in session.execute(stmt):
+        out[(name, placement)].append(software or {})
     return dict(out)
 
 

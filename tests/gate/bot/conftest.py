@@ -7,6 +7,7 @@ import pytest
 
 from gate.api.app import create_app
 from gate.api.background import serving
+from gate.bot import report
 from gate.ingest import asv_dir
 from gate.settings import Settings
 from gate.store import db, queries
@@ -65,13 +66,15 @@ class Bot:
         )
         return self.deliver("issue_comment", event, **kw)
 
-    def statuses(self, sha: str | None = None) -> list[dict]:
-        return self.github.statuses.get(sha or self.head, [])
+    def statuses(self, sha: str | None = None, context: str = report.CONTEXT) -> list[dict]:
+        return [s for s in self.github.statuses.get(sha or self.head, []) if s["context"] == context]
 
-    def wait_status(self, state: str, sha: str | None = None, timeout: float = 60.0) -> dict:
+    def wait_status(
+        self, state: str, sha: str | None = None, timeout: float = 60.0, context: str = report.CONTEXT
+    ) -> dict:
         return wait_for(
-            lambda: next((s for s in reversed(self.statuses(sha)) if s["state"] == state), None),
-            f"a {state} status on {(sha or self.head)[:12]}",
+            lambda: next((s for s in reversed(self.statuses(sha, context)) if s["state"] == state), None),
+            f"a {state} {context} status on {(sha or self.head)[:12]}",
             timeout,
         )
 

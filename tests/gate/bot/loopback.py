@@ -1,8 +1,9 @@
 """A loopback stand-in for the GitHub REST endpoints the bot calls, recording every call.
 
-It serves commit statuses, issue comments (paginated with ``Link`` headers, each with its author), the token's
-user, users' repository permissions (``permissions``: login -> role; anyone else is not a user, 404), and
-GitHub App installation tokens (checking the App's RS256 JWT against the public key it is given), under
+It serves commit statuses, issue comments (paginated with ``Link`` headers, each with its author), pull requests
+(``pulls``, as the test sets them), the token's user (or, for an Actions token, a 403 as GitHub answers it:
+``user_forbidden``), users' repository permissions (``permissions``: login -> role; anyone else is not a user,
+404), and GitHub App installation tokens (checking the App's RS256 JWT against the public key it is given), under
 an optional path prefix (GitHub Enterprise Server's ``/api/v3``), and answers with scripted failures when told
 (``fail``: 502s, primary or secondary rate limits). The tests drive the bot against it, and the latency bench
 (``python -m tests.gate.bot.bench``) measures the bot's latency with it; it is not GitHub, so it only knows what
@@ -43,6 +44,10 @@ class FakeGitHub:
     calls: list[Call] = field(default_factory=list)
     statuses: dict[str, list[dict]] = field(default_factory=dict)  # sha -> statuses in order
     comments: dict[str, list[dict]] = field(default_factory=dict)  # "owner/name#number" -> comments
+    pulls: dict[str, dict] = field(default_factory=dict)  # "owner/name#number" -> the pull request's JSON
+    user_forbidden: bool = (
+        False  # GET /user refused, as for an Actions token (it comments as github-actions[bot])
+    )
     permissions: dict[str, str] = field(
         default_factory=dict
     )  # login -> admin | maintain | write | triage | read
@@ -124,7 +129,16 @@ class FakeGitHub:
 
         @routes.get("/user")
         def user() -> dict:
+            if self.user_forbidden:
+                raise HTTPException(403, "Resource not accessible by integration")
             return {"login": self.login}
+
+        @routes.get("/repos/{owner}/{name}/pulls/{number}")
+        def pull(owner: str, name: str, number: int) -> dict:
+            found = self.pulls.get(f"{owner}/{name}#{number}")
+            if found is None:
+                raise HTTPException(404, "Not Found")
+            return found
 
         @routes.post("/app/installations/{installation}/access_tokens", status_code=201)
         def access_token(installation: int, request: Request) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -36,6 +37,12 @@ def test_full_flow_pending_then_approve_with_one_comment_edited_in_place(bot, tm
     _upload(bot, tmp_path)
     success = bot.wait_status("success")
     assert success["description"].startswith("approve: all")
+    # the verdict's word beside the required status: waiting, then approve
+    bot.wait_status("success", context=report.VERDICT_CONTEXT)  # posted just after the required one
+    words = [
+        (s["state"], s["description"].split(":")[0]) for s in bot.statuses(context=report.VERDICT_CONTEXT)
+    ]
+    assert words == [("pending", "waiting for 1 of 1 required machines"), ("success", "approve")]
     wait_for(lambda: "approve" in bot.comments()[0]["body"], "the comment's verdict")
     [comment] = bot.comments()
     assert comment["body"].startswith(report.MARKER)
@@ -68,6 +75,8 @@ def test_a_regression_fails_the_status(bot, tmp_path):
     _upload(bot, tmp_path, paired_effect=lambda c: 1.4 if c["impl"] == "assembled" else 1.0)
     failure = bot.wait_status("failure")
     assert failure["description"].startswith("reject:")
+    word = bot.wait_status("failure", context=report.VERDICT_CONTEXT)
+    assert word["description"] == failure["description"]
     wait_for(lambda: "**fail**" in bot.comments()[0]["body"], "the failing cells in the comment")
 
 
@@ -80,6 +89,18 @@ def test_inconclusive_stays_pending_and_asks_the_runner_for_more_rounds(bot, tmp
         "an inconclusive status",
     )
     assert status["state"] == "pending" and "need more rounds" in status["description"]
+    word = bot.wait_status("pending", context=report.VERDICT_CONTEXT)
+    wait_for(
+        lambda: bot.statuses(context=report.VERDICT_CONTEXT)[-1]["description"] == status["description"],
+        "the word",
+    )
+    assert word["state"] == "pending"  # inconclusive is never red beside the required status
+    body = wait_for(
+        lambda: next((c["body"] for c in bot.comments() if "undecided cells need more" in c["body"]), None),
+        "the undecided cells in the comment",
+    )
+    assert "up to the policy's 8 (`max_rounds`)" in body and re.search(r": [1-7] of 8 processes", body)
+    assert "runner-1 impl_vs_baseline g1_" in body and f"fusegate rounds --base {bot.base[:12]}" in body
     answer = bot.client.get(f"/api/rounds/{bot.base}/{bot.head}", params={"machine": "runner-1"}).json()
     assert answer["more"] is True and answer["budget"] == 8 and answer["cells"]
     assert all(c["decision"] == "inconclusive" and c["groups"] < 8 for c in answer["cells"])
@@ -94,8 +115,9 @@ def test_github_502_then_200_posts_the_status_once(bot):
     bot.open_pr()
     bot.wait_status("pending")
     codes = lambda: [c.status for c in bot.github.calls_to("/statuses/", "POST")]  # noqa: E731
-    wait_for(lambda: codes() == [502, 502, 201], f"502, 502, 201; got {codes()}")
-    assert len(bot.statuses()) == 1
+    # the required status after two 502s, then the verdict's word beside it
+    wait_for(lambda: codes() == [502, 502, 201, 201], f"502, 502, 201, 201; got {codes()}")
+    assert len(bot.statuses()) == 1 and len(bot.statuses(context=report.VERDICT_CONTEXT)) == 1
 
 
 @pytest.mark.slow
@@ -221,3 +243,37 @@ def _job_error(url) -> str:
 
     with db.transaction(url, write=False) as session:
         return session.scalar(select(BotJob.error).where(BotJob.error != ""))
+
+
+def test_a_pr_behind_main_is_judged_merged_into_it_and_its_status_goes_on_its_head(bot, tmp_path):
+    from gate import pair
+
+    gitrepo.git(bot.path, "checkout", "-q", "-b", "behind", bot.base)
+    pr = gitrepo.commit(bot.path, message="a pull request branched from the base")
+    gitrepo.git(bot.path, "checkout", "-q", "main")
+    tip = gitrepo.commit(bot.path, message="main moves on")
+    merged = pair.judged(bot.path, tip, pr).head
+    assert bot.open_pr(base=tip, head=pr).status_code == 202
+    pending = bot.wait_status("pending", sha=pr)
+    assert pending["target_url"] == f"http://gate.test/pr/{tip}/{merged}"
+    for name, sha in (("base", tip), ("head", merged)):  # the runner measures the merge, not the PR's head
+        r = bot.client.post("/api/runs", json=bundle(tmp_path / name, sha))
+        assert r.status_code == 201, r.text
+    assert bot.wait_status("success", sha=pr)["description"].startswith("approve: all")
+    body = wait_for(
+        lambda: next((c["body"] for c in bot.comments() if "approve" in c["body"]), None), "a verdict"
+    )
+    assert f"judged merged into the base as `{merged[:12]}`" in body
+
+
+def test_a_runner_learns_that_the_service_has_the_base_and_measures_the_head_only(bot, tmp_path):
+    from gate.runner import upload
+
+    assert not upload.stored(url=bot.url, commit=bot.base, machine="runner-1")
+    r = bot.client.post("/api/runs", json=bundle(tmp_path / "base", bot.base))
+    assert r.status_code == 201, r.text
+    assert upload.stored(url=bot.url, commit=bot.base, machine="runner-1")
+    assert not upload.stored(url=bot.url, commit=bot.base, machine="runner-9")  # times are per machine
+    assert not upload.stored(url=bot.url, commit=bot.head, machine="runner-1")
+    with pytest.raises(upload.UploadError, match="GET /api/runs"):
+        upload.stored(url="http://127.0.0.1:9", commit=bot.base, machine="runner-1")

@@ -153,13 +153,13 @@ def test_0005_keeps_every_evaluation_and_comparison_both_ways(store_url):
                 c.execute(text(f"DELETE FROM {table}"))
 
 
-def test_0007_adds_the_acceptances_and_keeps_every_evaluation_both_ways(store_url):
-    """0007 adds a column to ``evaluation`` (rebuilt on SQLite when it is dropped again): its comparisons stay."""
+def test_0008_adds_the_acceptances_and_keeps_every_evaluation_both_ways(store_url):
+    """0008 adds a column to ``evaluation`` (rebuilt on SQLite when it is dropped again): its comparisons stay."""
     from alembic import command
     from sqlalchemy import text
 
     config = db.alembic_config(store_url)
-    command.downgrade(config, "0006")
+    command.downgrade(config, "0007")
     try:
         with db.engine(store_url).begin() as c:
             c.execute(
@@ -185,7 +185,7 @@ def test_0007_adds_the_acceptances_and_keeps_every_evaluation_both_ways(store_ur
         with db.engine(store_url).connect() as c:
             assert c.execute(text("SELECT acceptances FROM evaluation")).scalar() is None
             assert c.execute(text("SELECT COUNT(*) FROM acceptance")).scalar() == 0
-        command.downgrade(config, "0006")
+        command.downgrade(config, "0007")
         with db.engine(store_url).connect() as c:
             assert c.execute(text("SELECT COUNT(*) FROM comparison")).scalar() == 1
     finally:

@@ -2,15 +2,15 @@
 row's figures then), the /fusegate commands the webhook received for the worker to answer, and each evaluation's
 acceptances as it applied them (NULL for evaluations stored before)
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
