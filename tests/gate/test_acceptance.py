@@ -453,3 +453,29 @@ def test_stored_results_with_an_acceptance_approve_and_a_new_head_does_not_inher
     with db.transaction(store_url, write=False) as session:
         assert stored.for_head(session, head_sha=other) == []  # the new head has none on record
     assert evaluate_pair(store_url, path, base, other, acceptances=[]).verdict == "reject"
+
+
+def test_a_head_judged_merged_into_its_base_has_the_heads_acceptances(store_url):
+    """A PR behind its base is judged as its head merged into the base (``gate.pair``): that commit's verdict
+    applies the acceptances given on the PR's head."""
+    from gate.store import pulls
+
+    merged = "e" * 40
+    with db.transaction(store_url) as session:
+        pull = pulls.upsert_pull(
+            session,
+            repo="acme/robots",
+            number=7,
+            title="t",
+            base_ref="main",
+            base_sha="b" * 40,
+            head_sha=HEAD,
+            installation_id=None,
+            event_at=None,
+        )
+        pulls.ensure_check(session, pull=pull, deadline=AT).judged_sha = merged
+        stored.record(session, acceptances=[on_record()])
+    with db.transaction(store_url, write=False) as session:
+        assert [a.login for a in stored.for_head(session, head_sha=merged)] == ["alice"]
+        assert stored.last(session, head_sha=merged) is not None and stored.ids(session, head_sha=merged)
+        assert stored.for_head(session, head_sha="f" * 40) == []
