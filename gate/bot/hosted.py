@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gate import git
+from gate import acceptance, git
 from gate import pair as pairs
 from gate import policy as policies
 from gate.bot import post, report
@@ -185,10 +185,18 @@ def judge(root: Path, run: Run, *, github: GitHub, repo: Path, url: str) -> Judg
         policy, source = policies.read_from_base(repo, artifact.base_sha)
         for found in artifact.results:
             results.arrived_from_directory(url, repo=repo, results=found)
-        judged = pairs.judged(
-            repo, artifact.base_sha, artifact.head_sha
-        )  # a head behind: merged into the base
+        # a head behind its base is judged merged into it (gate.pair)
+        judged = pairs.judged(repo, artifact.base_sha, artifact.head_sha)
         evaluation = verdicts.evaluate(url, repo=repo, base_sha=artifact.base_sha, head_sha=judged.head)
+        handled = _accepted(github, run.repo, artifact, evaluation.comparisons)
+        if handled.acceptances:
+            evaluation = verdicts.evaluate(
+                url,
+                repo=repo,
+                base_sha=artifact.base_sha,
+                head_sha=judged.head,
+                acceptances=handled.acceptances,
+            )
     except ValueError as exc:  # ArtifactError, IngestError, a bundle's validation, PolicyError: bad input
         return _refused(github, run, number, repo, str(exc), base_sha=pr["base_sha"] if pr else "")
     now = datetime.now(UTC)
@@ -205,9 +213,35 @@ def judge(root: Path, run: Run, *, github: GitHub, repo: Path, url: str) -> Judg
         policy_edited=policies.edits_policy(repo, artifact.base_sha, artifact.head_sha),
         ask=ask(artifact.base_sha, artifact.head_sha),
         judged_sha=judged.head,
+        commands=_answered(handled.answers),
     )
     post.upsert_comment(github, run.repo, artifact.number, body)
     return Judged(status=status, evaluation=evaluation, number=artifact.number)
+
+
+def _accepted(github: GitHub, repo: str, artifact: Artifact, rows):
+    """The regressions accepted on record for this head in the pull request's comments (``/fusegate accept ...
+    @<head>`` by a user with write access: ``gate.acceptance``), and the answers to their commands."""
+    comments = list(github.issue_comments(repo, artifact.number))
+    return acceptance.from_comments(
+        comments,
+        repo=repo,
+        number=artifact.number,
+        head_sha=artifact.head_sha,
+        rows=rows,
+        permission=lambda login: github.permission(repo, login),
+        ignore=("github-actions[bot]",),
+    )
+
+
+def _answered(answers) -> list[report.Answered]:
+    """The answers to the comments' commands, grouped by comment as the PR comment shows them."""
+    by_comment: dict[tuple[str, str], list[dict]] = {}
+    for a in answers:
+        by_comment.setdefault((a.login, a.url), []).append({"command": a.command, "text": a.text, "ok": a.ok})
+    return [
+        report.Answered(login=who, url=at, answers=tuple(found)) for (who, at), found in by_comment.items()
+    ]
 
 
 def _refused(github: GitHub, run: Run, number: int | None, repo: Path, why: str, *, base_sha: str) -> Judged:

@@ -242,3 +242,38 @@ def test_a_pull_request_behind_its_base_is_judged_merged_into_it(tmp_path, githu
     assert statuses(github, head)[report.CONTEXT][0][0] == "success"
     [comment] = github.comments[f"{REPO}#7"]
     assert f"judged merged into the base as `{merged[:12]}`" in comment["body"]
+
+
+def test_the_hosted_judge_applies_a_regression_accepted_on_record_for_its_head(
+    tmp_path, github, pr, monkeypatch
+):
+    from tests.gate.bot.test_accept import slow
+
+    path, base, head = pr
+    values = env(github, path, head, number="7")
+    one = slow(("g1_walk", 4096, 2))
+    assert judge(monkeypatch, artifact(tmp_path / "a1", base, head, paired_effect=one), values) == 0
+    assert statuses(github, head)[report.CONTEXT][-1][0] == "failure"
+    github.permissions.update({"alice": "write", "rita": "read"})
+    command = (
+        f"/fusegate accept g1_walk assembled N=4096 threads=2 @{head[:12]} -- a new reward term, by design"
+    )
+    for n, who in enumerate(("rita", "alice")):
+        github.comments[f"{REPO}#7"].append(
+            {
+                "id": 90 + n,
+                "body": command,
+                "user": {"login": who, "type": "User"},
+                "created_at": "2026-12-07T10:00:00Z",
+                "html_url": f"https://github.example/acme/robots/pull/7#issuecomment-{90 + n}",
+            }
+        )
+    assert judge(monkeypatch, artifact(tmp_path / "a2", base, head, paired_effect=one), values) == 0
+    required = statuses(github, head)[report.CONTEXT][-1]
+    assert required[0] == "success" and "accepted on record" in required[1]
+    body = " ".join(github.comments[f"{REPO}#7"][0]["body"].split())
+    assert "@alice" in body and "a new reward term, by design" in body
+    # a second regression on the same head still rejects
+    two = slow(("g1_walk", 4096, 2), ("g1_walk", 4096, 1))
+    assert judge(monkeypatch, artifact(tmp_path / "a3", base, head, paired_effect=two), values) == 0
+    assert statuses(github, head)[report.CONTEXT][-1][0] == "failure"
