@@ -11,6 +11,7 @@ is answered; other events and actions are ignored with 202.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from datetime import UTC, datetime
@@ -241,28 +242,15 @@ async def webhook(
         why = _a_command(payload)
         if why is not None:
             return WebhookOut(status="ignored", detail=why)
-        out = await run_in_threadpool(
-            _record_comment,
-            request.app.state.database_url,
-            delivery=x_github_delivery,
-            payload=payload,
-            deadline=bot.deadline(),
-        )
-        if out.status == "duplicate":
-            return JSONResponse(out.model_dump(), status_code=status.HTTP_200_OK)
-        bot.wake()
-        return out
-    if x_github_event != "pull_request" or payload.get("action") not in ACTIONS:
+        record = functools.partial(_record_comment, payload=payload)
+    elif x_github_event != "pull_request" or payload.get("action") not in ACTIONS:
         return WebhookOut(
             status="ignored", detail=f"{x_github_event} {payload.get('action', '')} is not handled".strip()
         )
+    else:
+        record = functools.partial(_record, event=x_github_event, payload=payload)
     out = await run_in_threadpool(
-        _record,
-        request.app.state.database_url,
-        delivery=x_github_delivery,
-        event=x_github_event,
-        payload=payload,
-        deadline=bot.deadline(),
+        record, request.app.state.database_url, delivery=x_github_delivery, deadline=bot.deadline()
     )
     if out.status == "duplicate":
         return JSONResponse(out.model_dump(), status_code=status.HTTP_200_OK)
