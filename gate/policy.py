@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from gate import git
-from gate.domain import COST_METRICS
+from gate.domain.benchmarks import COST_METRICS
 
 POLICY_FILE = "fusegate-policy.toml"
 # The cost metrics benchmarks/cost.py tracks per cell (gate.ingest.domain.COST names their benchmarks).

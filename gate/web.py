@@ -12,7 +12,8 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from gate import git
-from gate.domain import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN, EvaluationRecord
+from gate.domain.evaluations import EvaluationRecord
+from gate.domain.machines import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN
 from gate.services import verdicts
 from gate.store import db, queries
 from gate.store.models import Token

@@ -9,7 +9,8 @@ from datetime import datetime
 
 from gate.acceptance.command import Command, CommandError, cell_text, commands, key
 from gate.acceptance.rule import NEVER, newest, worse
-from gate.domain import Acceptance, ComparisonRecord, Decision
+from gate.domain.evaluations import Acceptance, ComparisonRecord
+from gate.domain.vocabulary import Decision
 
 ALLOWED = ("admin", "maintain", "write")  # the repository permissions that may accept
 _SHOWN = 5  # cells named in an answer before "and N more"

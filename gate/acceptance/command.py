@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gate.domain import MACHINE_NAME_PATTERN, Kind
+from gate.domain.machines import MACHINE_NAME_PATTERN
+from gate.domain.vocabulary import Kind
 
 PREFIX = "/fusegate"
 SYNTAX = "/fusegate accept [machine] [kind] <task> <impl> [N=<n>] [threads=<t>] [@<head sha>] -- <reason>"

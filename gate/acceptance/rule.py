@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from gate.acceptance.command import key
-from gate.domain import Acceptance, Decision, Kind
+from gate.domain.evaluations import Acceptance
+from gate.domain.vocabulary import Decision, Kind
 
 NEVER = frozenset({Kind.CORRECTNESS, Kind.METER, Kind.MACHINE})  # rows no acceptance can pass
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from gate.domain import Decision, Kind, Signal, Verdict
+from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
 from gate.ingest.bundle import Bundle
 from gate.web import Problem
 

@@ -24,7 +24,7 @@ from gate import pair as pairs
 from gate import policy as policies
 from gate.bot import post, report
 from gate.bot.github import GitHub
-from gate.domain import EvaluationRecord
+from gate.domain.evaluations import EvaluationRecord
 from gate.services import results, verdicts
 
 FORMAT = 1

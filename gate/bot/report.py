@@ -26,7 +26,7 @@ from datetime import datetime
 from urllib.parse import quote, urlencode
 
 from gate import acceptance
-from gate.domain import Decision, Kind, Verdict
+from gate.domain.vocabulary import Decision, Kind, Verdict
 from gate.evaluate import summary as digest
 from gate.policy import POLICY_FILE, Policy
 
@@ -109,8 +109,8 @@ def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: f
 def verdict_status(
     evaluation, policy: Policy, *, now: datetime, deadline: datetime, final: bool = False
 ) -> Status:
-    """The status for a stored evaluation (``gate.domain.EvaluationRecord``). ``final``: no more rounds are
-    coming (a CI job that ended), so an undecided verdict is a failure now, not pending."""
+    """The status for a stored evaluation (``gate.domain.evaluations.EvaluationRecord``). ``final``: no more
+    rounds are coming (a CI job that ended), so an undecided verdict is a failure now, not pending."""
     cells = evaluation.comparisons
     count = {d: sum(c.decision == d for c in cells) for d in Decision}
     n = len(cells)

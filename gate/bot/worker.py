@@ -22,7 +22,7 @@ from gate import pair as pairs
 from gate import policy as policies
 from gate.bot import post, report
 from gate.bot.github import GitHub, GitHubError, RateLimited
-from gate.domain import EvaluationRecord
+from gate.domain.evaluations import EvaluationRecord
 from gate.services import verdicts
 from gate.store import acceptances, db, pulls, queries
 from gate.store.models import now, utc

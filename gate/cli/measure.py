@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gate import domain
 from gate.cli import output, placements
 from gate.cli.options import judged_pair, repo_path, store_url
 from gate.cli.placements import PlacementRun
-from gate.domain import Decision, Signal, Verdict
+from gate.domain.machines import host_of
+from gate.domain.selection import gate_asv_runs, gate_bench_against
+from gate.domain.vocabulary import Decision, Signal, Verdict
 from gate.meter.profile import Profile
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def asv_machine(say) -> str | None:
         if done.returncode:
             raise ValueError(f"asv machine --yes failed: {(done.stderr or done.stdout).strip()[-500:]}")
     try:  # a placement's name (<machine>__node0) is not the machine's
-        names = [k for k in json.loads(path.read_text()) if k != "version" and domain.host_of(k) == k]
+        names = [k for k in json.loads(path.read_text()) if k != "version" and host_of(k) == k]
     except (OSError, ValueError):
         return None
     if names and registered:
@@ -169,9 +170,9 @@ def _profile_calls(rounds: int | None, results: Path, where: PlacementRun, *, ag
 
     collector = where.first
     paired = Profile.from_env({**os.environ, **where.env}).paired_rounds
-    runs = domain.gate_asv_runs(rounds, paired_rounds=paired, collector=collector)
-    runs += [("--bench", domain.gate_bench_against(collector=collector))] if against else []
-    once = (domain.gate_asv_runs(collector=collector)[0][1], domain.gate_bench_against(collector=collector))
+    runs = gate_asv_runs(rounds, paired_rounds=paired, collector=collector)
+    runs += [("--bench", gate_bench_against(collector=collector))] if against else []
+    once = (gate_asv_runs(collector=collector)[0][1], gate_bench_against(collector=collector))
     return [
         (
             (*extra, *where.asv_args()),

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gate.domain import Decision, Kind, Signal, Verdict
+from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
 
 
 def console(*, stderr: bool = False) -> Console:

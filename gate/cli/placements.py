@@ -4,8 +4,8 @@ as asv runs, one per placement, each under its own asv machine name.
 - One NUMA node: one placement, the whole machine, under the machine's asv name. Its processes keep the CPU
   affinity and memory policy they were started with; the plan sets the thread counts and processes per cell.
 - Several nodes: node 0 bound and the whole machine interleaved, as ``<machine>__node0`` and
-  ``<machine>__interleaved`` (``gate.domain.placement_machine``), each judged on its own. The collector's suites
-  run on the first placement only; the cost pass is measured on the first and reused by the second.
+  ``<machine>__interleaved`` (``gate.domain.machines.placement_machine``), each judged on its own. The
+  collector's suites run on the first placement only; the cost pass is measured on the first and reused by the second.
 - A placement named in the environment (``FUSEGATE_CPUS`` or ``FUSEGATE_MEMPOLICY``) is the only one measured:
   the operator chose it. Any ``FUSEGATE_BENCH_*`` setting in the environment wins over the plan's.
 
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate import domain
+from gate.domain.machines import placement_machine
 
 # A placement's CPUs and memory policy: set by the operator, that placement is the only one measured; a one-node
 # machine's whole-machine placement leaves them unset (its processes keep what they were started with).
@@ -106,7 +106,7 @@ def runs(
         env = {key: value for key, value in p.env().items() if not environ.get(key)}
         if not p.label:
             env = {key: value for key, value in env.items() if key not in WHERE}
-        name = domain.placement_machine(machine, p.label) if machine else None
+        name = placement_machine(machine, p.label) if machine else None
         out.append(PlacementRun(name, p.label, env, first=k == 0))
     return out
 

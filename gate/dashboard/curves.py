@@ -7,7 +7,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.domain import TIME, host_of
+from gate.domain.benchmarks import TIME
+from gate.domain.machines import host_of
 from gate.evaluate import summary_of
 from gate.store import dashboard as reads
 from gate.store import queries

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.domain import PAIRED, TIME, Decision, Kind
+from gate.domain.benchmarks import PAIRED, TIME
+from gate.domain.vocabulary import Decision, Kind
 from gate.evaluate import summary_of
 from gate.services.verdicts import is_stale
 from gate.stats import changepoints

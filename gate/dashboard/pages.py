@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gate.bot.report import cell_link
 from gate.dashboard import api, data
-from gate.domain import Decision
+from gate.domain.vocabulary import Decision
 from gate.evaluate import summary
 from gate.web import ReadSessionDep, latest_verdict
 

@@ -1,7 +1,7 @@
 """The gate's evaluation: (base, head) -> approve / reject / inconclusive / error, with a row per cell.
 
-One module per row kind (``gate.domain.Kind``), each ``rows(context) -> list[Row]`` over one machine and
-placement's cells (``context``, ``cells``); ``cost`` attaches the exact cost signal to a measured row, ``explain``
+One module per row kind (``gate.domain.vocabulary.Kind``), each ``rows(context) -> list[Row]`` over one machine
+and placement's cells (``context``, ``cells``); ``cost`` attaches the exact cost signal to a measured row, ``explain``
 combines a row's signals (the rule: ``gate.stats.signals``), ``tally`` decides each family under false-discovery
 control and counts the verdict; ``accepted`` accepts the fails a maintainer accepted on record (``gate.acceptance``); ``evaluation`` runs them over the store's cells. docs/gate.md says what each
 kind compares.
@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session
 
 from gate import lineage as lineages
 from gate import policy as policies
-from gate.domain import Acceptance, Verdict
+from gate.domain.evaluations import Acceptance
+from gate.domain.vocabulary import Verdict
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import NoiseFloors, cost_design
 from gate.evaluate.evaluation import Outcome, evaluate

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gate import acceptance
-from gate.domain import Acceptance, Decision
+from gate.domain.evaluations import Acceptance
+from gate.domain.vocabulary import Decision
 from gate.evaluate.row import Row, join
 
 

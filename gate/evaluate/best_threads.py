@@ -12,7 +12,8 @@ ratio of times taken in different processes (on a shared machine, an interval to
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import PAIRED, TIME, Kind
+from gate.domain.benchmarks import PAIRED, TIME
+from gate.domain.vocabulary import Kind
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context

@@ -3,7 +3,8 @@ collector's lockstep pass, else raw times of two moments), with the step's cost 
 
 from __future__ import annotations
 
-from gate.domain import COLLECTOR_AGAINST_BASE, COLLECTOR_COST, COLLECTOR_STEP, Kind
+from gate.domain.benchmarks import COLLECTOR_AGAINST_BASE, COLLECTOR_COST, COLLECTOR_STEP
+from gate.domain.vocabulary import Kind
 from gate.evaluate.context import Context
 from gate.evaluate.head_vs_base import Benchmarks, compare
 from gate.evaluate.row import Row

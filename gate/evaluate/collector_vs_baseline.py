@@ -6,7 +6,8 @@ the reference's rollout is a ``correctness`` row."""
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import COLLECTOR_CHECK, COLLECTOR_COST, COLLECTOR_PAIRED, Kind
+from gate.domain.benchmarks import COLLECTOR_CHECK, COLLECTOR_COST, COLLECTOR_PAIRED
+from gate.domain.vocabulary import Kind
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import missing, summary_of
 from gate.evaluate.context import Context

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from gate.domain import Kind
+from gate.domain.vocabulary import Kind
 from gate.evaluate.cells import Cells
 from gate.policy import Policy
 from gate.store import queries

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from gate.domain import AGAINST_BASE, COLLECTOR_AGAINST_BASE, COST_BENCHMARKS, Decision, Kind
+from gate.domain.benchmarks import AGAINST_BASE, COLLECTOR_AGAINST_BASE, COST_BENCHMARKS
+from gate.domain.vocabulary import Decision, Kind
 from gate.evaluate.cells import Summary
 from gate.evaluate.context import Context
 from gate.evaluate.row import Row

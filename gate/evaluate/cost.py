@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import COST
+from gate.domain.benchmarks import COST
 from gate.evaluate.cells import Cells, Summary, summary_of
 from gate.evaluate.context import Context
 from gate.evaluate.row import Row, join

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from gate.domain import Acceptance, ComparisonRecord, Decision, Verdict
+from gate.domain.evaluations import Acceptance, ComparisonRecord
+from gate.domain.vocabulary import Decision, Verdict
 from gate.evaluate import (
     accepted,
     best_threads,

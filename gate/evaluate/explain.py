@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import Decision
+from gate.domain.vocabulary import Decision
 from gate.evaluate.row import Row, join
 from gate.policy import Policy
 from gate.stats import signals

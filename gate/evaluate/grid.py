@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from gate.domain import COLLECTOR_PHASES, TIME
+from gate.domain.benchmarks import COLLECTOR_PHASES, TIME
 from gate.evaluate.cells import Cells, Summary
 from gate.policy import Policy
 

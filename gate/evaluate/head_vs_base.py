@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gate import stats
-from gate.domain import AGAINST_BASE, COST, TIME, Decision, Kind, Signal
+from gate.domain.benchmarks import AGAINST_BASE, COST, TIME
+from gate.domain.vocabulary import Decision, Kind, Signal
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context

@@ -4,7 +4,8 @@ from in-process paired samples of the head (``hot_slice.Paired``)."""
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import PAIRED, Kind
+from gate.domain.benchmarks import PAIRED
+from gate.domain.vocabulary import Kind
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import missing, summary_of
 from gate.evaluate.context import Context

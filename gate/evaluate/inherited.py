@@ -15,7 +15,7 @@ head wholly past the base's interval is judged on its own, as every row of a hea
 
 from __future__ import annotations
 
-from gate.domain import Decision, Kind, Signal
+from gate.domain.vocabulary import Decision, Kind, Signal
 from gate.evaluate.row import Row, join
 
 KINDS = (Kind.IMPL_VS_BASELINE, Kind.BEST_THREADS, Kind.COLLECTOR_VS_BASELINE)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gate.domain import Decision, Kind
+from gate.domain.vocabulary import Decision, Kind
 from gate.evaluate.row import Row
 from gate.lineage import Lineage, findings, pin_findings
 

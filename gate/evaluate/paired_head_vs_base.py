@@ -18,7 +18,8 @@ for no rounds, as the implementation's ``head_vs_base`` rows do."""
 from __future__ import annotations
 
 from gate import stats
-from gate.domain import COST, PAIRED, Kind, Signal
+from gate.domain.benchmarks import COST, PAIRED
+from gate.domain.vocabulary import Kind, Signal
 from gate.evaluate import cost
 from gate.evaluate.cells import Summary, summary_of
 from gate.evaluate.context import Context

@@ -1,11 +1,13 @@
-"""A row being judged: what is stored (``gate.domain.ComparisonRecord``) and the estimates that decide it."""
+"""A row being judged: what is stored (``gate.domain.evaluations.ComparisonRecord``) and the estimates that
+decide it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
 from gate import stats
-from gate.domain import ComparisonRecord, Decision, Kind, Signal
+from gate.domain.evaluations import ComparisonRecord
+from gate.domain.vocabulary import Decision, Kind, Signal
 
 
 @dataclass(kw_only=True)

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gate import acceptance
-from gate.domain import Acceptance, ComparisonRecord, Decision, Kind, Signal, Verdict
+from gate.domain.evaluations import Acceptance, ComparisonRecord
+from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
 from gate.evaluate.tradeoff import UNSHOWN as TRADEOFF_UNSHOWN
 
 # What a row's ratio compares, as the sentence says it.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from gate import stats
-from gate.domain import Decision, Kind, Signal, Verdict
+from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
 from gate.evaluate import tradeoff
 from gate.evaluate.explain import MOMENTS, explain
 from gate.evaluate.row import Row, join

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from gate.domain import Decision, Signal
+from gate.domain.vocabulary import Decision, Signal
 from gate.evaluate.row import Row, join
 from gate.policy import Policy
 from gate.stats import signals

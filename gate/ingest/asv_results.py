@@ -6,7 +6,8 @@ import ast
 import itertools
 import math
 
-from gate.domain import BENCHMARKS, STATUS_ONLY, ResultRecord
+from gate.domain.benchmarks import BENCHMARKS, STATUS_ONLY
+from gate.domain.uploads import ResultRecord
 from gate.ingest.checks import MAX_CELL, IngestError, is_count, is_name, need
 
 VERSION = 2  # asv's results format

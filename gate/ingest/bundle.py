@@ -17,16 +17,9 @@ from typing import Any, Literal
 import pydantic_core
 from pydantic import BaseModel, Field, ValidationError
 
-from gate.domain import (
-    BENCHMARKS,
-    COST_BENCHMARKS,
-    SIDECAR_PAIRED,
-    ResultRecord,
-    RunRecord,
-    machine_id,
-    machine_name_problem,
-    suite_of,
-)
+from gate.domain.benchmarks import BENCHMARKS, COST_BENCHMARKS, SIDECAR_PAIRED, suite_of
+from gate.domain.machines import machine_id, machine_name_problem
+from gate.domain.uploads import ResultRecord, RunRecord
 from gate.ingest import asv_results, sidecar_records
 from gate.ingest.checks import SHA, IngestError, is_name, need, plain
 

@@ -16,15 +16,15 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, create_model, model_validator
 
 from gate import sidecar
-from gate.domain import (
+from gate.domain.benchmarks import (
     COLLECTOR_COST,
     COLLECTOR_PHASES,
     COLLECTOR_STEP,
     COST,
     COST_UNITS,
     SIDECAR_PAIRED,
-    ResultRecord,
 )
+from gate.domain.uploads import ResultRecord
 from gate.ingest.checks import MAX_CELL, SHA, IngestError, is_count, is_name, plain
 
 

@@ -1,7 +1,7 @@
 """Machine and software fingerprints recorded with every result.
 
 Read from ``/proc`` and ``/sys`` (Linux) without extra packages. The gate decides which of these make two
-machines one kind (``gate.domain.machine_id``); the host name stays on record.
+machines one kind (``gate.domain.machines.machine_id``); the host name stays on record.
 """
 
 from __future__ import annotations

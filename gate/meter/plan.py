@@ -3,8 +3,8 @@
 - **Placements.** One NUMA node: the whole machine. More than one: node 0 bound (its CPUs, memory ``bind:0``)
   and the whole machine interleaved (every CPU, memory ``interleave`` over every node): the two configurations
   users found to rank the kernels differently. Each is measured per commit under its own asv machine name
-  (``<machine>__<label>``, ``gate.domain.placement_machine``) and judged on its own; the collector's suites run
-  on the first only.
+  (``<machine>__<label>``, ``gate.domain.machines.placement_machine``) and judged on its own; the collector's
+  suites run on the first only.
 - **Threads.** The quick profile: 1 and the placement's CPUs on a machine of up to 4 cores (nothing to choose
   between); on a larger one, three counts around the best known count per scale (``best``, from the store:
   ``fusegate threads``) when there is one, else the three largest powers of two up to the placement's physical
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gate import domain
+from gate.domain.timings import SUITE_SECONDS
 from gate.meter.profile import Profile
 from gate.meter.topology import Topology, format_cpu_list
 
@@ -30,7 +30,7 @@ IMPLS = ("numpy", "handwritten", "assembled", "assembled_generic")
 PAIRED = {"quick": ("assembled",), "full": ("assembled", "assembled_generic")}
 SMALL = 4  # up to this many cores, the quick profile measures 1 thread and every CPU
 # Seconds per cell of each suite on the 2-vCPU development machine (quick profile), the estimate without history:
-# ``domain.SUITE_SECONDS`` over the cells each suite measured there (26 HotSlice cells in 6 processes each, so a
+# ``SUITE_SECONDS`` over the cells each suite measured there (26 HotSlice cells in 6 processes each, so a
 # cell-process is 1/6 of it; 26 AgainstBase cells, 8 Paired, 20 cost cells, 8 collector checks, 2 paired collector
 # cells, 6 collector lockstep cells).
 _CELLS = {
@@ -42,7 +42,7 @@ _CELLS = {
     "hot_slice.AgainstBase": 26,
     "collector.CollectorAgainstBase": 6,
 }
-PER_CELL_S = {suite: domain.SUITE_SECONDS[suite] / n for suite, n in _CELLS.items()}
+PER_CELL_S = {suite: SUITE_SECONDS[suite] / n for suite, n in _CELLS.items()}
 # Suites measured once per commit whatever the placements, on the first: the collector's (1-thread cells in the
 # quick profile). The cost signal (1 thread under callgrind, exact, independent of where it runs) is measured on
 # the first placement and reused by the others (benchmarks/_common.py ``reusable``): it costs time once.

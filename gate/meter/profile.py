@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Literal
 
-from gate import domain
+from gate.domain.selection import PAIRED_ROUNDS
 
 PREFIX = "FUSEGATE_BENCH_"
 
@@ -79,7 +79,7 @@ class Profile:
     collector_envs: tuple[int, ...] | None = None  # COLLECTOR_ENVS
     layout: Literal["random", "fixed"] = "random"  # LAYOUT: the snapshot's cache-line offsets per process
     hot_rounds: int = 6  # HOT_ROUNDS: HotSlice processes per cell
-    paired_rounds: int = domain.PAIRED_ROUNDS  # PAIRED_ROUNDS: Paired processes per cell
+    paired_rounds: int = PAIRED_ROUNDS  # PAIRED_ROUNDS: Paired processes per cell
     tracks: bool | None = None  # TRACKS: the track_ suites (default: the full profile only)
     against: str | None = None  # AGAINST: the base tree a head is timed against in lockstep
     against_commit: str | None = None  # AGAINST_COMMIT

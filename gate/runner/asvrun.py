@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate import domain
+from gate.domain.timings import SUITE_SECONDS
 
-DEFAULT_SECONDS = domain.SUITE_SECONDS  # used when this machine has no asv results yet
+DEFAULT_SECONDS = SUITE_SECONDS  # used when this machine has no asv results yet
 _LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
 _DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")
 

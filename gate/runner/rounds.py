@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from gate.bot.report import open_cells
-from gate.domain import Decision, Kind, Signal
+from gate.domain.vocabulary import Decision, Kind, Signal
 from gate.evaluate import tradeoff
 
 TIME = r"hot_slice\.HotSlice\.time_update_state"

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.domain import COST, TIME
+from gate.domain.benchmarks import COST, TIME
 from gate.evaluate import cost_design, summary_of
 from gate.stats.calibrate import MIN_CELLS
 from gate.store import queries

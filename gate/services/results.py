@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.domain import EvaluationRecord, RunRecord
+from gate.domain.evaluations import EvaluationRecord
+from gate.domain.uploads import RunRecord
 from gate.ingest import asv_dir, bundle
 from gate.services import verdicts
 from gate.store import db, pulls, queries

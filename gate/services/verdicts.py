@@ -11,7 +11,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from gate import git
-from gate.domain import Acceptance, ComparisonRecord, EvaluationRecord
+from gate.domain.evaluations import Acceptance, ComparisonRecord, EvaluationRecord
 from gate.evaluate import Outcome, judge
 from gate.store import acceptances as accepted
 from gate.store import db, queries

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gate.domain import Decision
+from gate.domain.vocabulary import Decision
 from gate.stats.estimate import CONFIDENCE, Estimate
 
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gate.domain import Decision, Signal
+from gate.domain.vocabulary import Decision, Signal
 from gate.stats.estimate import Estimate
 
 

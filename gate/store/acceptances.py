@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from gate.domain import Acceptance
+from gate.domain.evaluations import Acceptance
 from gate.store.models import PullCheck, RegressionAcceptance
 
 _STORED = [f.name for f in fields(Acceptance) if f.name not in ("accepted", "worse")]

@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from gate.domain import Decision, Kind, Signal, Verdict
+from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
 
 
 def now() -> datetime:
@@ -212,7 +212,8 @@ class Evaluation(Base):
     # from the verdict the bot, the dashboard and GET /api/verdicts read.
     official: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     requested_by: Mapped[str | None] = mapped_column(String(200))  # the token's name, for an asked-for one
-    # the acceptances on record for the head when it was judged (gate.domain.Acceptance, with their rows counted)
+    # the acceptances on record for the head when it was judged (gate.domain.evaluations.Acceptance, with their
+    # rows counted)
     acceptances: Mapped[list | None] = mapped_column(default=None)
     base_commit: Mapped[Commit] = relationship(foreign_keys=[base_commit_id], lazy="joined")
     head_commit: Mapped[Commit] = relationship(foreign_keys=[head_commit_id], lazy="joined")
@@ -387,8 +388,8 @@ class PullCommand(Base):
 
 
 class RegressionAcceptance(Base):
-    """A regression accepted on record (``gate.domain.Acceptance``): one cell of one pull request's head, who
-    accepted it, why, from which comment, and the row's figures when accepted."""
+    """A regression accepted on record (``gate.domain.evaluations.Acceptance``): one cell of one pull request's
+    head, who accepted it, why, from which comment, and the row's figures when accepted."""
 
     __tablename__ = "acceptance"
     __table_args__ = (Index("ix_acceptance_head", "head_sha", "recorded_at"),)

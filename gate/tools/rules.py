@@ -23,7 +23,7 @@ from asv_runner.statistics import compute_stats
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.domain import TIME
+from gate.domain.benchmarks import TIME
 from gate.evaluate import NoiseFloors
 from gate.policy import Policy
 from gate.services.calibration import cost_pairs

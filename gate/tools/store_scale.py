@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from gate.domain import PAIRED, TIME, ResultRecord, RunRecord
+from gate.domain.benchmarks import PAIRED, TIME
+from gate.domain.uploads import ResultRecord, RunRecord
 from gate.store import db, queries
 
 TASKS = ("g1_walk", "g1_motion")

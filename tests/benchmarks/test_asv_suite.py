@@ -93,7 +93,7 @@ def test_quick_profile_runs_timings_the_gates_paired_ratios_the_collector_and_th
     keeps them; they are what ``fusegate run`` selects (``gate_asv_runs``)."""
     import re
 
-    from gate.domain import GATE_BENCH_AGAINST, GATE_BENCH_EXACT, gate_asv_runs
+    from gate.domain.selection import GATE_BENCH_AGAINST, GATE_BENCH_EXACT, gate_asv_runs
 
     found = {name for name in _discover(tmp_path, FUSEGATE_BENCH_GATE="1") if name != "version"}
     cost = {

@@ -16,7 +16,16 @@ from asv.results import Results
 from asv.runner import BenchmarkResult
 
 from benchmarks import _common
-from gate import domain
+from gate.domain.benchmarks import (
+    AGAINST_BASE,
+    COLLECTOR_CHECK,
+    COLLECTOR_COST,
+    COLLECTOR_PAIRED,
+    COST,
+    GRID,
+    PAIRED,
+    TIME,
+)
 
 GRID_PARAMS = {
     "task": ["g1_walk", "g1_motion"],
@@ -33,7 +42,7 @@ REPEAT = 10  # samples per asv round (process) of the timing benchmark, as bench
 def benchmarks_json() -> dict:
     def grid(impls):
         params = dict(GRID_PARAMS, impl=impls)
-        return [[repr(v) for v in params[name]] for name in domain.GRID]
+        return [[repr(v) for v in params[name]] for name in GRID]
 
     cost_grid = [
         [repr(v) for v in GRID_PARAMS["task"]],
@@ -44,13 +53,13 @@ def benchmarks_json() -> dict:
     costs = {
         name: {
             "name": name,
-            "param_names": list(domain.GRID),
+            "param_names": list(GRID),
             "params": cost_grid,
             "unit": metric,
             "type": "track",
             "version": "1",
         }
-        for metric, name in domain.COST.items()
+        for metric, name in COST.items()
     }
     collector_grid = [
         [repr(v) for v in GRID_PARAMS["task"]],
@@ -61,25 +70,25 @@ def benchmarks_json() -> dict:
     collector = {
         name: {
             "name": name,
-            "param_names": list(domain.GRID),
+            "param_names": list(GRID),
             "params": collector_grid,
             "unit": metric,
             "type": "track",
             "version": "1",
         }
-        for metric, name in domain.COLLECTOR_COST.items()
+        for metric, name in COLLECTOR_COST.items()
     }
-    collector[domain.COLLECTOR_CHECK] = {
-        "name": domain.COLLECTOR_CHECK,
-        "param_names": list(domain.GRID),
+    collector[COLLECTOR_CHECK] = {
+        "name": COLLECTOR_CHECK,
+        "param_names": list(GRID),
         "params": collector_grid,
         "unit": "reward",
         "type": "track",
         "version": "1",
     }
-    collector[domain.COLLECTOR_PAIRED] = {
-        "name": domain.COLLECTOR_PAIRED,
-        "param_names": list(domain.GRID),
+    collector[COLLECTOR_PAIRED] = {
+        "name": COLLECTOR_PAIRED,
+        "param_names": list(GRID),
         "params": [collector_grid[0], [repr(i) for i in PAIRED_IMPLS], *collector_grid[2:]],
         "unit": "ratio",
         "type": "track",
@@ -88,26 +97,26 @@ def benchmarks_json() -> dict:
     return {
         **costs,
         **collector,
-        domain.TIME: {
-            "name": domain.TIME,
-            "param_names": list(domain.GRID),
+        TIME: {
+            "name": TIME,
+            "param_names": list(GRID),
             "params": grid(GRID_PARAMS["impl"]),
             "unit": "seconds",
             "type": "time",
             "version": "1",
             "repeat": REPEAT,
         },
-        domain.PAIRED: {
-            "name": domain.PAIRED,
-            "param_names": list(domain.GRID),
+        PAIRED: {
+            "name": PAIRED,
+            "param_names": list(GRID),
             "params": grid(PAIRED_IMPLS),
             "unit": "ratio",
             "type": "track",
             "version": "1",
         },
-        domain.AGAINST_BASE: {
-            "name": domain.AGAINST_BASE,
-            "param_names": list(domain.GRID),
+        AGAINST_BASE: {
+            "name": AGAINST_BASE,
+            "param_names": list(GRID),
             "params": grid(GRID_PARAMS["impl"]),
             "unit": "ratio",
             "type": "track",
@@ -175,13 +184,13 @@ def write(
     for (task, impl, n, t), message in (messages or {}).items():
         record = {"task": task, "impl": impl, "num_envs": n, "threads": t, "message": message}
         lines.append(sidecar_line("failure", record, commit=commit, env=env, applied=applied))
-    for name, impls in ((domain.TIME, GRID_PARAMS["impl"]), (domain.PAIRED, PAIRED_IMPLS)):
+    for name, impls in ((TIME, GRID_PARAMS["impl"]), (PAIRED, PAIRED_IMPLS)):
         params = dict(GRID_PARAMS, impl=impls)
         values, samples = [], []
-        for combo in itertools.product(*(params[n] for n in domain.GRID)):
-            cell = dict(zip(domain.GRID, combo, strict=True))
+        for combo in itertools.product(*(params[n] for n in GRID)):
+            cell = dict(zip(GRID, combo, strict=True))
             key = tuple(combo)
-            if name == domain.TIME:
+            if name == TIME:
                 s = times(cell)
                 if key in failed:
                     values.append(None)
@@ -212,8 +221,8 @@ def write(
         results.add_result(benchmarks[name], result, record_samples=True)
     if against is not None:
         values = []
-        for combo in itertools.product(*(GRID_PARAMS[n] for n in domain.GRID)):
-            cell = dict(zip(domain.GRID, combo, strict=True))
+        for combo in itertools.product(*(GRID_PARAMS[n] for n in GRID)):
+            cell = dict(zip(GRID, combo, strict=True))
             processes = against(cell)
             values.append(float("nan") if processes is None else 1.0)
             for ratios in processes or []:
@@ -224,15 +233,15 @@ def write(
                     "pairs": [{"base_s": 1e-3, "impl_s": 1e-3 * r, "first": "base"} for r in ratios],
                 }
                 lines.append(sidecar_line("against_base", record, commit=commit, env=env, applied=applied))
-        _track(results, benchmarks[domain.AGAINST_BASE], values)
+        _track(results, benchmarks[AGAINST_BASE], values)
     if costs is not None:
-        _write_costs(results, benchmarks, costs, domain.COST, GRID_PARAMS["num_envs"])
+        _write_costs(results, benchmarks, costs, COST, GRID_PARAMS["num_envs"])
     if collector is not None:
         _write_collector(
             results, benchmarks, lines, collector, collector_failed or {}, commit, env, applied, sidecar_line
         )
     if collector_costs is not None:
-        _write_costs(results, benchmarks, collector_costs, domain.COLLECTOR_COST, COLLECTOR_ENVS)
+        _write_costs(results, benchmarks, collector_costs, COLLECTOR_COST, COLLECTOR_ENVS)
     results.save(str(results_dir))
     with open(sidecar / "records.jsonl", "a") as f:
         f.writelines(json.dumps(line) + "\n" for line in lines)
@@ -253,7 +262,7 @@ def _track(results: Results, benchmark: dict, values: list) -> None:
 
 def _write_costs(results: Results, benchmarks: dict, costs, names: dict, scales: list) -> None:
     combos = list(itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], scales, [1]))
-    measured = [costs(dict(zip(domain.GRID, combo, strict=True))) for combo in combos]
+    measured = [costs(dict(zip(GRID, combo, strict=True))) for combo in combos]
     for metric, name in names.items():
         values = [
             None if m == "failed" else float("nan") if m is None else float(m[metric]) for m in measured
@@ -278,7 +287,7 @@ def _write_collector(
     checks = itertools.product(GRID_PARAMS["task"], GRID_PARAMS["impl"], COLLECTOR_ENVS, [1])
     _track(
         results,
-        benchmarks[domain.COLLECTOR_CHECK],
+        benchmarks[COLLECTOR_CHECK],
         [None if (t, i) in failed else 0.0 for t, i, _, _ in checks],
     )
     values = []
@@ -298,4 +307,4 @@ def _write_collector(
                 ],
             }
             lines.append(sidecar_line("collector_paired", record, commit=commit, env=env, applied=applied))
-    _track(results, benchmarks[domain.COLLECTOR_PAIRED], values)
+    _track(results, benchmarks[COLLECTOR_PAIRED], values)

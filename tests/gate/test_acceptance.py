@@ -10,7 +10,8 @@ import pytest
 
 from gate import acceptance
 from gate.acceptance import Command, CommandError, Comment, Spec
-from gate.domain import Acceptance, ComparisonRecord, Decision, Kind, Signal
+from gate.domain.evaluations import Acceptance, ComparisonRecord
+from gate.domain.vocabulary import Decision, Kind, Signal
 from gate.evaluate import accepted, summary, tally
 from gate.evaluate.row import Row
 from gate.store import acceptances as stored

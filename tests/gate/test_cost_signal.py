@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gate import domain
+from gate.domain.benchmarks import COLLECTOR_COST, COST, COST_BENCHMARKS
 from gate.stats import InsufficientData, Summary, exact, exact_estimate
 from tests.gate import gitrepo
 from tests.gate.builders import POLICY, by_decision, costs_of, evaluate_pair, ingest, measure_results
@@ -181,11 +181,7 @@ def test_the_cost_benchmarks_are_ingested_as_exact_cells(store_url, tmp_path):
     commit = gitrepo.commit(tmp_path / "repo", policy=POLICY)
     ingest(store_url, measure_results(tmp_path / "a", commit, costs=costs_of()))
     with db.transaction(store_url) as session:
-        cells = [
-            c
-            for *_, c in queries.summaries(session, commit_sha=commit)
-            if c.benchmark in domain.COST.values()
-        ]
+        cells = [c for *_, c in queries.summaries(session, commit_sha=commit) if c.benchmark in COST.values()]
     assert len(cells) == 4 * 2 * 4 * 2  # metrics x tasks x impls x scales, at 1 thread
     assert all(c.status == "ok" and c.threads == 1 and c.se == 0 and c.low == c.high for c in cells)
 
@@ -312,17 +308,17 @@ def test_the_cost_pass_record_in_the_sidecar_gives_every_metric_over_asvs_tracks
         got = {
             (c.benchmark, c.task, c.impl, c.num_envs): c
             for *_, c in queries.summaries(session, commit_sha=commit)
-            if c.benchmark in domain.COST_BENCHMARKS
+            if c.benchmark in COST_BENCHMARKS
         }
     # the record's cells only (asv's tracks of the same commit are not read); without the cache simulation a
     # cell has its instructions and nothing else
     assert len(got) == 4 * 3 + 1
-    assert (domain.COST["l1_misses"], "g1_motion", "handwritten", 4096) not in got
-    l1 = got[(domain.COST["l1_misses"], "g1_walk", "assembled", 4096)]
+    assert (COST["l1_misses"], "g1_motion", "handwritten", 4096) not in got
+    l1 = got[(COST["l1_misses"], "g1_walk", "assembled", 4096)]
     assert math.exp(l1.center) == pytest.approx(1.0e5, rel=1e-4)  # stored as log(1 + x)
-    collector = got[(domain.COLLECTOR_COST["instructions"], "g1_walk", "handwritten", 64)]
+    collector = got[(COLLECTOR_COST["instructions"], "g1_walk", "handwritten", 64)]
     assert math.exp(collector.center) == pytest.approx(2.5e6, rel=1e-4)
-    failed = got[(domain.COST["estimated_cycles"], "g1_motion", "assembled", 4096)]
+    failed = got[(COST["estimated_cycles"], "g1_motion", "assembled", 4096)]
     assert failed.status == "failed" and "SIGSEGV" in failed.message
 
 
@@ -432,6 +428,6 @@ def test_a_cost_measurement_that_saw_no_call_is_an_error(store_url, tmp_path):
         (cell,) = [
             c
             for *_, c in queries.summaries(session, commit_sha=commit)
-            if c.benchmark == domain.COST["instructions"] and c.impl == "assembled"
+            if c.benchmark == COST["instructions"] and c.impl == "assembled"
         ]
     assert cell.status == "failed" and "saw no call" in cell.message

@@ -1,8 +1,8 @@
-"""The gate's vocabulary: what makes two machines one kind (``gate.domain.machine_id``)."""
+"""The gate's vocabulary: what makes two machines one kind (``gate.domain.machines.machine_id``)."""
 
 import pytest
 
-from gate import domain
+from gate.domain.machines import machine_id
 from gate.meter import fingerprint
 from gate.meter.placement import numa_nodes
 
@@ -20,12 +20,12 @@ def test_machine_id_ignores_drifting_node_memory(tmp_path, monkeypatch):
         monkeypatch.setattr(fingerprint, "_NODE_ROOT", root)
         m = fingerprint.machine()
         recorded.add(next(iter(m["numa_nodes"].values()))["memory_mb"])
-        ids.add(domain.machine_id(m))
+        ids.add(machine_id(m))
     assert recorded == {7897, 8025, 8153}  # still on record
     assert len(ids) == 1
     m = fingerprint.machine()
     moved = {**m, "numa_nodes": {"0": {"cpus": [0], "memory_mb": 1}, "1": {"cpus": [1], "memory_mb": 1}}}
-    assert domain.machine_id(moved) != domain.machine_id(m)  # CPUs moving between nodes still counts
+    assert machine_id(moved) != machine_id(m)  # CPUs moving between nodes still counts
 
 
 def test_the_wire_schema_and_the_domain_record_of_a_comparison_agree():
@@ -34,7 +34,7 @@ def test_the_wire_schema_and_the_domain_record_of_a_comparison_agree():
     import typing
 
     from gate.api.schemas import ComparisonOut, EvaluationOut
-    from gate.domain import ComparisonRecord, EvaluationRecord
+    from gate.domain.evaluations import ComparisonRecord, EvaluationRecord
 
     hints = typing.get_type_hints(ComparisonRecord)
     assert set(ComparisonOut.model_fields) == set(hints)
@@ -49,7 +49,7 @@ def test_the_wire_schema_and_the_domain_record_of_a_comparison_agree():
 
 def test_openapi_lists_the_enums(store_url, tmp_path):
     from gate.api.app import create_app
-    from gate.domain import Decision, Kind, Signal, Verdict
+    from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
 
     schemas = create_app(database_url=store_url, repo=tmp_path).openapi()["components"]["schemas"]
     for enum in (Kind, Decision, Signal, Verdict):
@@ -57,7 +57,8 @@ def test_openapi_lists_the_enums(store_url, tmp_path):
 
 
 def test_records_keep_enums_whatever_they_are_given():
-    from gate.domain import ComparisonRecord, Decision, Kind, Signal
+    from gate.domain.evaluations import ComparisonRecord
+    from gate.domain.vocabulary import Decision, Kind, Signal
 
     blank = dict.fromkeys(("ratio", "low", "high", "p_value", "q_value", "cost_ratio", "num_envs", "threads"))
     values = dict(

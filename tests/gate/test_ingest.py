@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from gate import domain
+from gate.domain.benchmarks import PAIRED, TIME
 from gate.ingest import asv_dir, bundle
 from gate.ingest.bundle import IngestError
 from gate.store import db, queries
@@ -46,8 +46,8 @@ def test_results_land_with_samples_placement_and_summaries(store_url, tmp_path):
     assert report.stored == 1 and report.unchanged == 0
     with db.transaction(store_url) as session:
         rows = session.scalars(select(Result)).all()
-        paired = [r for r in rows if r.benchmark == domain.PAIRED]
-        times = [r for r in rows if r.benchmark == domain.TIME]
+        paired = [r for r in rows if r.benchmark == PAIRED]
+        times = [r for r in rows if r.benchmark == TIME]
         # 2 tasks x 2 impls x 2 N x 2 threads paired cells, each with one sample list per process
         assert len(paired) == 16 and all(len(r.samples) == 2 and len(r.samples[0]) == 40 for r in paired)
         # numpy at 2 threads was skipped (NaN in asv): not a cell
@@ -83,8 +83,8 @@ def test_a_failed_benchmark_is_kept_as_a_failure(store_url, tmp_path):
     with db.transaction(store_url) as session:
         bad = session.scalars(select(CellSummary).where(CellSummary.status == "failed")).all()
         assert {(c.benchmark, c.task, c.impl, c.num_envs, c.threads) for c in bad} == {
-            (domain.TIME, "g1_walk", "assembled", 4096, 1),
-            (domain.PAIRED, "g1_walk", "assembled", 4096, 1),
+            (TIME, "g1_walk", "assembled", 4096, 1),
+            (PAIRED, "g1_walk", "assembled", 4096, 1),
         }
 
 
@@ -103,14 +103,14 @@ def _corrupt(results_dir, mutate):
         (lambda d: d.update(commit_hash="HEAD"), "commit_hash", "40-digit"),
         (lambda d: d.update(version=1), "version", "expected asv results version 2"),
         (
-            lambda d: d["results"][domain.TIME].__setitem__(0, [1.0]),
-            f"results.{domain.TIME}.result",
+            lambda d: d["results"][TIME].__setitem__(0, [1.0]),
+            f"results.{TIME}.result",
             "expected 32",
         ),
         (lambda d: d.update(commit_hash="ef" * 20), "sidecar", "no fusegate sidecar record"),
         (lambda d: d.update(date=1e300), "date", "milliseconds since 1970"),
         (lambda d: d.update(result_columns=[["result"]]), "result_columns", "column names"),
-        (lambda d: d["results"].update({domain.PAIRED: "x"}), f"results.{domain.PAIRED}", "list of columns"),
+        (lambda d: d["results"].update({PAIRED: "x"}), f"results.{PAIRED}", "list of columns"),
     ],
 )
 def test_a_malformed_file_is_rejected_naming_file_and_field(store_url, tmp_path, mutate, field, says):
@@ -131,7 +131,7 @@ def test_a_bundle_is_all_or_nothing(store_url, tmp_path):
     _write(tmp_path, BASE)
     _corrupt_second = sorted((results / "runner-1").glob(f"{BASE[:8]}*.json"))[0]
     data = json.loads(_corrupt_second.read_text())
-    data["results"][domain.TIME] = "oops"
+    data["results"][TIME] = "oops"
     _corrupt_second.write_text(json.dumps(data))
     with pytest.raises(IngestError, match="expected a list of columns"):
         ingest(store_url, results)

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from gate import domain
 from gate.cli.placements import PlacementRun
+from gate.domain.selection import PAIRED_ROUNDS, gate_asv_runs
 from gate.runner import rounds
 
 ONE = [PlacementRun("m1")]  # a one-node machine: its only placement, under its asv name
@@ -325,16 +325,16 @@ def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, mo
 def test_the_profile_gives_the_paired_tracks_their_rounds_explicitly():
     """asv honours a class's ``rounds`` for timing benchmarks only: the paired suites (tracks) get ``-a``."""
 
-    exact, hot, paired = domain.gate_asv_runs()
+    exact, hot, paired = gate_asv_runs()
     assert "-a" not in exact and "-a" not in hot
-    assert paired[paired.index("-a") + 1] == f"rounds={domain.PAIRED_ROUNDS}" and domain.PAIRED_ROUNDS >= 2
-    assert [a for a in domain.gate_asv_runs(5)[1] if a.startswith("rounds=")] == ["rounds=5"]
+    assert paired[paired.index("-a") + 1] == f"rounds={PAIRED_ROUNDS}" and PAIRED_ROUNDS >= 2
+    assert [a for a in gate_asv_runs(5)[1] if a.startswith("rounds=")] == ["rounds=5"]
 
 
 def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch, tmp_path):
     """A docs-only head is not measured: its undecided rows are the base's, so the base gets their rounds."""
     from gate.cli import measure
-    from gate.domain import Verdict
+    from gate.domain.vocabulary import Verdict
 
     calls = []
     monkeypatch.setattr(measure, "_per_process", lambda results, sha: {})

@@ -169,7 +169,7 @@ def test_estimate_scales_what_is_left_by_this_machines_pace():
 
 
 def test_plan_takes_this_machines_history_else_the_defaults(tmp_path):
-    from gate.domain import GATE_BENCH_EXACT, GATE_BENCH_TIMED
+    from gate.domain.selection import GATE_BENCH_EXACT, GATE_BENCH_TIMED
 
     results = _results(
         tmp_path,

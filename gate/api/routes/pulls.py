@@ -8,7 +8,8 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 
 from gate.api.schemas import AcceptanceOut, CheckOut, Problem, PullOut, RoundsOut
 from gate.bot import report
-from gate.domain import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN, Verdict
+from gate.domain.machines import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN
+from gate.domain.vocabulary import Verdict
 from gate.store import acceptances, pulls
 from gate.web import ReadSessionDep, latest_verdict
 

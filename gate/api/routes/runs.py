@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
-from gate import domain
 from gate.api.schemas import EvaluationSummary, Problem, RunOut, UploadOut
+from gate.domain.machines import host_of
 from gate.ingest import bundle as bundles
 from gate.services import results
 from gate.store import queries
@@ -26,7 +26,7 @@ def _validated(body: bytes, runner) -> list:
         bundle = bundles.parse(body)
         machine = bundle.machine.get("machine")
         # a machine's token uploads for its placements too (<machine>__node0, <machine>__interleaved)
-        if runner.machine is not None and runner.machine not in (machine, domain.host_of(str(machine))):
+        if runner.machine is not None and runner.machine not in (machine, host_of(str(machine))):
             raise HTTPException(
                 status.HTTP_403_FORBIDDEN,
                 f"token {runner.name!r} uploads for machine {runner.machine!r} and its placements only, "

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from gate import git, policy
     from gate.api.schemas import EvaluationOut
     from gate.cli.options import repo_path
-    from gate.domain import EXIT_CODES, Verdict
+    from gate.domain.vocabulary import EXIT_CODES, Verdict
     from gate.services import verdicts
 
     repo = repo_path()

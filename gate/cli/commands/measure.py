@@ -109,7 +109,7 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
     from types import SimpleNamespace
 
     from gate.cli import measure as measuring
-    from gate.domain import Kind
+    from gate.domain.vocabulary import Kind
     from gate.runner import asvrun, rounds
     from gate.runner import upload as runner
 

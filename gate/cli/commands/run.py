@@ -70,7 +70,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """The main job: quick asv suites on HEAD -> the store -> the verdict -> more rounds where undecided ->
     the service on localhost."""
-    from gate.domain import EXIT_CODES, Verdict
+    from gate.domain.vocabulary import EXIT_CODES, Verdict
 
     started = time.monotonic()
     repo = repo_path()

@@ -45,7 +45,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 def best_threads(summaries) -> dict[tuple, dict]:
     """(machine, placement label, task, impl, num_envs) -> {threads, ms, by_threads} from (machine, placement hash,
     label, summary) rows of ``gate.store.queries.summaries``."""
-    from gate.domain import TIME
+    from gate.domain.benchmarks import TIME
 
     curves: dict[tuple, dict[int, float]] = {}
     for machine, _, label, c in summaries:

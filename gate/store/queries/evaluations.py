@@ -10,7 +10,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from gate import stats
-from gate.domain import ComparisonRecord
+from gate.domain.evaluations import ComparisonRecord
 from gate.store.models import Calibration, Commit, Comparison, Evaluation, Machine, now
 from gate.store.queries.keys import get_or_create
 from gate.store.queries.measured import commit_id

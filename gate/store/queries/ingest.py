@@ -10,7 +10,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from gate import stats
-from gate.domain import COST_BENCHMARKS, STATUS_ONLY, RunRecord
+from gate.domain.benchmarks import COST_BENCHMARKS, STATUS_ONLY
+from gate.domain.uploads import RunRecord
 from gate.store.models import CellSummary, Commit, Environment, Machine, Placement, Result, Run, now
 from gate.store.queries.keys import content_hash, get_or_create
 

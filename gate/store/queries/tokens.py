@@ -7,7 +7,7 @@ import hashlib
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from gate.domain import machine_name_problem
+from gate.domain.machines import machine_name_problem
 from gate.store.models import ROLES, Token
 
 

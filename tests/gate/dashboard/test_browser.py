@@ -14,7 +14,7 @@ import pytest
 
 from gate.api.app import create_app
 from gate.api.background import serving
-from gate.domain import PAIRED
+from gate.domain.benchmarks import PAIRED
 from gate.store import db, queries
 from tests.gate.dashboard import history
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from gate.domain import Decision, Kind, Signal
+from gate.domain.vocabulary import Decision, Kind, Signal
 from gate.evaluate import inherited
 from gate.evaluate.row import Row
 from tests.gate import gitrepo

@@ -15,7 +15,7 @@ import itertools
 
 import pytest
 
-from gate.domain import (
+from gate.domain.benchmarks import (
     AGAINST_BASE,
     COLLECTOR_AGAINST_BASE,
     COLLECTOR_CHECK,
@@ -26,10 +26,8 @@ from gate.domain import (
     COST,
     PAIRED,
     TIME,
-    Decision,
-    Kind,
-    Signal,
 )
+from gate.domain.vocabulary import Decision, Kind, Signal
 from gate.evaluate import (
     best_threads,
     collector_head_vs_base,
@@ -338,7 +336,7 @@ def test_multi_thread_rows_carry_the_one_thread_cost():
 @pytest.mark.parametrize("decisions", list(itertools.product([*Decision, None], repeat=2)))
 def test_the_verdict_of_any_two_rows(decisions):
     """Any fail rejects; then any error (or no row) is an error; then any inconclusive; only all passes approve."""
-    from gate.domain import Verdict
+    from gate.domain.vocabulary import Verdict
     from gate.evaluate.row import Row
 
     rows = [Row(machine="m", kind=Kind.MACHINE, decision=d) for d in decisions if d is not None]

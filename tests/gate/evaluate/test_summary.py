@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gate.domain import ComparisonRecord, Decision, Kind, Signal, Verdict
+from gate.domain.evaluations import ComparisonRecord
+from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
 from gate.evaluate.summary import headline, summarize
 
 

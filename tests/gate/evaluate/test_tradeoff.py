@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from gate.domain import AGAINST_BASE, COST, TIME, Decision, Signal
+from gate.domain.benchmarks import AGAINST_BASE, COST, TIME
+from gate.domain.vocabulary import Decision, Signal
 from gate.evaluate import head_vs_base
 from gate.policy import Policy
 from tests.gate.evaluate.cells import BASELINE, IMPL, POLICY, TIME_STATES, Cell, counted, judge, timed

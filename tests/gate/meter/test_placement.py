@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from gate import domain
+from gate.domain.machines import machine_id
 from gate.meter import fingerprint
 from gate.meter.placement import (
     MemPolicy,
@@ -142,9 +142,9 @@ def test_machine_fingerprint_fields():
     assert m["ram_mb"] > 0
     assert sum(len(n["cpus"]) for n in m["numa_nodes"].values()) == m["logical_cpus"]
     assert any(c["level"] == 1 for c in m["caches"])
-    assert domain.machine_id(m) == domain.machine_id(fingerprint.machine())
+    assert machine_id(m) == machine_id(fingerprint.machine())
     other = {**m, "cpu_model": m["cpu_model"] + " (other)"}
-    assert domain.machine_id(other) != domain.machine_id(m)
+    assert machine_id(other) != machine_id(m)
 
 
 def test_software_fingerprint_fields():

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from gate import domain
 from gate.cli import measure as measuring
 from gate.cli import placements
+from gate.domain.machines import host_of, placement_machine
+from gate.domain.selection import gate_bench_against
 from gate.meter import topology
 
 
@@ -88,19 +89,19 @@ def test_the_second_placement_measures_no_collector_suite(tmp_path):
         assert all(env["FUSEGATE_ASV_MACHINE"] == where.machine for _, _, env in calls)
         # the exact suites and the lockstep pass run once, the timed ones in their processes
         rounds = {extra[extra.index("--bench") + 1]: call.rounds for extra, call, _ in calls}
-        assert rounds[domain.gate_bench_against(collector=collector)] == 1
+        assert rounds[gate_bench_against(collector=collector)] == 1
 
 
 def test_placement_names_and_their_machine():
-    assert domain.placement_machine("xeon", "node0") == "xeon__node0"
-    assert domain.placement_machine("xeon", "") == "xeon"
-    assert domain.host_of("xeon__interleaved") == "xeon" and domain.host_of("xeon__node1") == "xeon"
-    assert domain.host_of("my-host") == "my-host" and domain.host_of("__node0") == "__node0"
+    assert placement_machine("xeon", "node0") == "xeon__node0"
+    assert placement_machine("xeon", "") == "xeon"
+    assert host_of("xeon__interleaved") == "xeon" and host_of("xeon__node1") == "xeon"
+    assert host_of("my-host") == "my-host" and host_of("__node0") == "__node0"
     # a cluster's hostnames are machines of their own, not placements of one ("__": no hostname has "_")
-    assert domain.host_of("compute-node12") == "compute-node12"
-    assert domain.host_of("compute-node12__interleaved") == "compute-node12"
+    assert host_of("compute-node12") == "compute-node12"
+    assert host_of("compute-node12__interleaved") == "compute-node12"
     with pytest.raises(ValueError, match="unknown placement label"):
-        domain.placement_machine("xeon", "socket0")
+        placement_machine("xeon", "socket0")
 
 
 def test_placement_names_are_registered_with_asv_once(tmp_path, monkeypatch):

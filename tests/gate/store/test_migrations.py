@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from gate import domain
+from gate.domain.machines import machine_id
 from gate.store import db
 from gate.store.models import Base
 
@@ -69,9 +69,9 @@ def test_0004_moves_stored_runs_to_the_new_machine_id_and_labels(tmp_path):
         label = c.execute(text("SELECT label FROM placement")).scalar()
         machine = c.execute(text("SELECT fingerprint_hash FROM machine")).scalar()
     assert hashes == {
-        1: domain.machine_id(fp),
+        1: machine_id(fp),
         2: "another-hardware",
-    } and machine == domain.machine_id(fp)
+    } and machine == machine_id(fp)
     assert label == "cpus=0-1 mem=default pool=2 layer=omp"
     command.downgrade(config, "0003")  # and back: the old schema's labels
     with db.engine(url).connect() as c:

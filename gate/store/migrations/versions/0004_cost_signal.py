@@ -21,13 +21,13 @@ _KEYS = ("arch", "cpu_model", "cpu_flags", "logical_cpus", "physical_cores", "so
 
 
 def _old_id(fp: dict) -> str:
-    """gate.domain.machine_id before this revision (node memory included), frozen here."""
+    """gate.domain.machines.machine_id before this revision (node memory included), frozen here."""
     payload = json.dumps({k: fp[k] for k in (*_KEYS, "numa_nodes")}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def _new_id(fp: dict) -> str:
-    """gate.domain.machine_id as of this revision, frozen here."""
+    """gate.domain.machines.machine_id as of this revision, frozen here."""
     payload = {k: fp[k] for k in _KEYS}
     payload["numa_nodes"] = {node: info["cpus"] for node, info in fp["numa_nodes"].items()}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
