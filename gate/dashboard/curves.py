@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 from gate import stats
 from gate.domain.benchmarks import TIME
 from gate.domain.machines import host_of
+from gate.domain.vocabulary import Status
 from gate.evaluate import summary_of
 from gate.store import dashboard as reads
 from gate.store import queries
@@ -83,7 +84,7 @@ def threads(
     found = [
         (label, c)
         for _, _, label, c in queries.summaries(session, commit_sha=commit, machines=[machine])
-        if c.benchmark == TIME and c.task == task and c.num_envs == num_envs and c.status == "ok"
+        if c.benchmark == TIME and c.task == task and c.num_envs == num_envs and c.status == Status.OK
     ]
     placements = sorted({label for label, _ in found})
     if not placements:
@@ -132,7 +133,7 @@ def _side_by_side(
             TIME,
             task,
             num_envs,
-            "ok",
+            Status.OK,
         ):
             by_machine.setdefault(name, {}).setdefault(c.impl, []).append(_point(c, num_envs))
     if len(by_machine) < 2:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from gate import stats
 from gate.domain.benchmarks import PAIRED, TIME
-from gate.domain.vocabulary import Decision, Kind
+from gate.domain.vocabulary import Decision, Kind, Status
 from gate.evaluate import summary_of
 from gate.services.verdicts import is_stale
 from gate.stats import changepoints
@@ -228,7 +228,7 @@ def matrix(
         signal, cost_ratio = ("none", None) if row is None else (row.signal, row.cost_ratio)
         if row is not None:
             ratio, low, high, decision, reason = row.ratio, row.low, row.high, row.decision, row.reason
-        elif c.status == "ok":
+        elif c.status == Status.OK:
             (ratio, low, high), decision, reason = (
                 _level(c),
                 "not evaluated",
@@ -236,7 +236,7 @@ def matrix(
             )
         else:
             ratio = low = high = None
-            decision, reason = (Decision.FAIL if c.status == "failed" else Decision.ERROR), c.message
+            decision, reason = (Decision.FAIL if c.status == Status.FAILED else Decision.ERROR), c.message
         cells.append(
             MatrixCell(
                 task=c.task,
@@ -270,7 +270,7 @@ def matrix(
 def _points(rows) -> list[Point]:
     points = []
     for sha, date, label, c in rows:
-        if c.status != "ok":
+        if c.status != Status.OK:
             continue
         value, low, high = _level(c)
         points.append(
@@ -332,7 +332,7 @@ def history(
     if placement not in placements:
         raise NotFound(f"this cell was measured under {placements} on {machine!r}, not {placement!r}")
     rows = [r for r in rows if r[2] == placement]
-    points = _points([r for r in rows if r[3].status == "ok"][-limit:])
+    points = _points([r for r in rows if r[3].status == Status.OK][-limit:])
     point_se = [math.log(p.high / p.low) / 3.92 for p in points if p.high > p.low]
     steps = (
         changepoints.detect(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gate import stats
 from gate.domain.benchmarks import PAIRED, TIME
-from gate.domain.vocabulary import Kind
+from gate.domain.vocabulary import Kind, Status
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context
@@ -43,7 +43,7 @@ def rows(ctx: Context) -> list[Row]:
             if a is None or b is None:
                 lacking = baseline if a is None else impl
                 if any(
-                    c.status == "failed"
+                    c.status == Status.FAILED
                     for k, c in ctx.cells.of(TIME)
                     if (k.task, k.impl, k.num_envs) == (task, lacking, n)
                 ):
@@ -53,7 +53,7 @@ def rows(ctx: Context) -> list[Row]:
                 continue
             detail = f"{impl} at {b.threads} threads vs {baseline} at {a.threads} [{ctx.placement}]"
             paired = ctx.cells.cell(PAIRED, task, impl, n, a.threads)
-            if a.threads == b.threads and paired is not None and paired.status == "ok":
+            if a.threads == b.threads and paired is not None and paired.status == Status.OK:
                 estimate = stats.paired_estimate(summary_of(paired), margin=margin)
                 row = measured(estimate, **where, threads=a.threads, detail=detail)
             elif bound := _bound(ctx, task, impl, n, a.threads, b.threads, margin):
@@ -79,7 +79,7 @@ def _bound(
     baseline, found = ctx.policy.baseline, {}
     for t in (ta, tb):
         cell = ctx.cells.cell(PAIRED, task, impl, n, t)
-        if cell is not None and cell.status == "ok":
+        if cell is not None and cell.status == Status.OK:
             found[t] = stats.paired_estimate(summary_of(cell), margin=margin)  # as a same-count row is
     above, below = found.get(ta), found.get(tb)
     passes = above is not None and above.high <= 1 + margin and above.groups >= ctx.policy.min_rounds

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import NamedTuple, Protocol
 
 from gate import stats
+from gate.domain.vocabulary import Status
 
 
 class Summary(Protocol):
@@ -16,7 +17,7 @@ class Summary(Protocol):
     impl: str
     num_envs: int
     threads: int
-    status: str  # ok | failed | insufficient
+    status: Status
     message: str
     center: float | None
     se: float | None
@@ -86,8 +87,8 @@ def missing(c: Summary | None, what: str) -> str | None:
     """Why a cell cannot back a row (None: it can)."""
     if c is None:
         return f"no {what} in the store"
-    if c.status == "insufficient":
+    if c.status == Status.INSUFFICIENT:
         return f"{what}: {c.message}"
-    if c.status == "failed":
+    if c.status == Status.FAILED:
         return f"{what} failed in asv"
     return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gate import stats
 from gate.domain.benchmarks import COLLECTOR_CHECK, COLLECTOR_COST, COLLECTOR_PAIRED
-from gate.domain.vocabulary import Kind
+from gate.domain.vocabulary import Kind, Status
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import missing, summary_of
 from gate.evaluate.context import Context
@@ -32,7 +32,7 @@ def rows(ctx: Context) -> list[Row]:
                 for b in (COLLECTOR_CHECK, COLLECTOR_PAIRED)
                 for i in (impl, baseline)
             ]
-            if any(c is not None and c.status == "failed" for c in backing):
+            if any(c is not None and c.status == Status.FAILED for c in backing):
                 continue  # its correctness rows say why
             where = ctx.where(Kind.COLLECTOR_VS_BASELINE, task, impl, baseline, n, t)
             c = cells.cell(COLLECTOR_PAIRED, task, impl, n, t)

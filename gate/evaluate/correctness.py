@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from gate.domain.benchmarks import AGAINST_BASE, COLLECTOR_AGAINST_BASE, COST_BENCHMARKS
-from gate.domain.vocabulary import Decision, Kind
+from gate.domain.vocabulary import Decision, Kind, Status
 from gate.evaluate.cells import Summary
 from gate.evaluate.context import Context
 from gate.evaluate.row import Row
@@ -20,7 +20,7 @@ def rows(ctx: Context) -> list[Row]:
     """One fail row per cell whose benchmarks raised, naming them and the exception."""
     failed: dict[tuple, list[tuple[str, Summary]]] = defaultdict(list)
     for key, c in sorted(ctx.cells.items()):
-        if c.status == "failed" and key.benchmark not in NOT_CORRECTNESS:
+        if c.status == Status.FAILED and key.benchmark not in NOT_CORRECTNESS:
             failed[(key.task, key.impl, key.num_envs, key.threads)].append(
                 (key.benchmark.rsplit(".", 2)[-2], c)
             )

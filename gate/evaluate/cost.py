@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gate import stats
 from gate.domain.benchmarks import COST
+from gate.domain.vocabulary import Status
 from gate.evaluate.cells import Cells, Summary, summary_of
 from gate.evaluate.context import Context
 from gate.evaluate.row import Row, join
@@ -26,7 +27,7 @@ def attach(
     """Attach the cost comparison of summaries ``b`` over ``a`` (the summaries of ``names``; None: not
     measured) to a row with a time estimate."""
     for name, c in zip(names, (a, b), strict=True):
-        if c is not None and c.status != "ok":
+        if c is not None and c.status != Status.OK:
             row.cost_error = f"cost of {name}: {c.message}"
             return row
     if a is None or b is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from gate.domain.benchmarks import COLLECTOR_PHASES, TIME
+from gate.domain.vocabulary import Status
 from gate.evaluate.cells import Cells, Summary
 from gate.policy import Policy
 
@@ -24,7 +25,7 @@ def fastest(cells: Cells, task: str, impl: str, n: int, policy: Policy) -> Summa
         c
         for k, c in cells.of(TIME)
         if (k.task, k.impl, k.num_envs) == (task, impl, n)
-        and c.status == "ok"
+        and c.status == Status.OK
         and (not policy.threads or k.threads in policy.threads)
     ]
     return min(ok, key=lambda c: c.center, default=None)
@@ -33,6 +34,6 @@ def fastest(cells: Cells, task: str, impl: str, n: int, policy: Policy) -> Summa
 def phases(cells: Cells, task: str, impl: str, n: int, t: int) -> str:
     """Physics, the kernel and the rest of a collector step per env-step (medians over its processes)."""
     found = {phase: cells.cell(name, task, impl, n, t) for phase, name in COLLECTOR_PHASES.items()}
-    if any(c is None or c.status != "ok" for c in found.values()):
+    if any(c is None or c.status != Status.OK for c in found.values()):
         return f"{impl}: phases not recorded"
     return f"{impl} " + ", ".join(f"{phase} {math.exp(c.center):.3g}" for phase, c in found.items())

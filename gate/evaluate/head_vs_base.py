@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from gate import stats
 from gate.domain.benchmarks import AGAINST_BASE, COST, TIME
-from gate.domain.vocabulary import Decision, Kind, Signal
+from gate.domain.vocabulary import Decision, Kind, Signal, Status
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context
@@ -79,7 +79,7 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
     )
     for task, impl, n, t in keys:
         c = cells.cell(b.time, task, impl, n, t)
-        if impl not in policy.head_vs_base or (c is not None and c.status == "failed"):
+        if impl not in policy.head_vs_base or (c is not None and c.status == Status.FAILED):
             continue  # failures are correctness rows
         where = ctx.where(b.kind, task, impl, "base", n, t)
         if kernel := ctx.same_sources.get(f"{task}/{impl}"):
@@ -100,8 +100,8 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
         if (
             broke is not None
             and c is not None
-            and c.status == "ok"
-            and (paired is None or paired.status != "ok")
+            and c.status == Status.OK
+            and (paired is None or paired.status != Status.OK)
         ):
             out.append(
                 passed(
@@ -113,19 +113,19 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
                 )
             )
             continue
-        if paired is not None and paired.status == "failed":
+        if paired is not None and paired.status == Status.FAILED:
             out.append(error(f"lockstep: {paired.message}", margin=margin, **where))
             continue
-        if paired is not None and paired.status == "ok":
+        if paired is not None and paired.status == Status.OK:
             estimate = stats.paired_estimate(summary_of(paired), margin=margin)
             note = f"timed against the base in lockstep ({paired.groups} worker pairs)"
             moments = False
         else:
-            if c is None or c.status != "ok":
+            if c is None or c.status != Status.OK:
                 state = "not measured" if c is None else (c.message or c.status)
                 out.append(error(f"head: {state}", margin=margin, **where))
                 continue
-            if a is None or a.status != "ok":
+            if a is None or a.status != Status.OK:
                 state = "not measured" if a is None else (a.message or a.status)
                 out.append(error(f"base {ctx.base_sha[:12]}: {state}", margin=margin, **where))
                 continue
@@ -148,7 +148,7 @@ def _failed_on_base(ctx: Context, b: Benchmarks, task: str, impl: str, n: int, t
     for key, a in ctx.base.items():
         if (
             (key.task, key.impl, key.num_envs, key.threads) == (task, impl, n, t)
-            and a.status == "failed"
+            and a.status == Status.FAILED
             and key.benchmark not in NOT_CORRECTNESS
             and key.benchmark.startswith("collector.") == b.collector
         ):
@@ -161,7 +161,7 @@ def _gone(ctx: Context, b: Benchmarks) -> list[Row]:
     correctness row that says why; a collector step is also missing when the collector it was paired with raised.
     (A failed cost or lockstep pass is no correctness row: the cell is still an error here.)"""
     cells, heads = ctx.cells, ctx.policy.head_vs_base
-    raised = [k for k, c in cells.items() if c.status == "failed" and k.benchmark not in NOT_CORRECTNESS]
+    raised = [k for k, c in cells.items() if c.status == Status.FAILED and k.benchmark not in NOT_CORRECTNESS]
     failed = {(k.task, k.impl, k.num_envs, k.threads) for k in raised}
     if b.collector:
         failed |= {
@@ -170,14 +170,14 @@ def _gone(ctx: Context, b: Benchmarks) -> list[Row]:
             if k.benchmark.startswith("collector.")
             for i in heads
         }
-    measured_benchmarks = {k.benchmark for k, c in cells.items() if c.status == "ok"}
+    measured_benchmarks = {k.benchmark for k, c in cells.items() if c.status == Status.OK}
     out = []
     for key, a in sorted(ctx.base.items()):
         cell = (key.task, key.impl, key.num_envs, key.threads)
         if (
             key.benchmark != b.time
             or key.impl not in heads
-            or a.status != "ok"
+            or a.status != Status.OK
             or key in cells
             or cells.cell(b.lockstep, *cell) is not None
             or cell in failed

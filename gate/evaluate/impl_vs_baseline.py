@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gate import stats
 from gate.domain.benchmarks import PAIRED
-from gate.domain.vocabulary import Kind
+from gate.domain.vocabulary import Kind, Status
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import missing, summary_of
 from gate.evaluate.context import Context
@@ -21,7 +21,7 @@ def rows(ctx: Context) -> list[Row]:
             margin = ctx.policy.margin_for(task, n)
             where = ctx.where(Kind.IMPL_VS_BASELINE, task, impl, baseline, n, t)
             problem = missing(c, "paired samples")
-            if problem and c is not None and c.status == "failed":
+            if problem and c is not None and c.status == Status.FAILED:
                 continue  # its correctness rows say why
             if problem:
                 out.append(error(problem, margin=margin, **where))

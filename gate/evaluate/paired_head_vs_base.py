@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from gate import stats
 from gate.domain.benchmarks import COST, PAIRED
-from gate.domain.vocabulary import Kind, Signal
+from gate.domain.vocabulary import Kind, Signal, Status
 from gate.evaluate import cost
 from gate.evaluate.cells import Summary, summary_of
 from gate.evaluate.context import Context
@@ -46,7 +46,7 @@ def rows(ctx: Context) -> list[Row]:
     baseline, margin = ctx.policy.baseline, ctx.policy.head_vs_base_margin
     for key, c in sorted(ctx.cells.of(PAIRED)):
         a = ctx.base.get(key) if ctx.base else None
-        if key.impl not in ctx.compare or c.status != "ok" or a is None or a.status != "ok":
+        if key.impl not in ctx.compare or c.status != Status.OK or a is None or a.status != Status.OK:
             continue
         estimate = stats.unpaired_estimate(summary_of(a), summary_of(c), margin=margin, fail_margin=margin)
         where = ctx.where(Kind.PAIRED_HEAD_VS_BASE, key.task, key.impl, baseline, key.num_envs, key.threads)
@@ -92,8 +92,8 @@ def _cost(ctx: Context, row: Row) -> None:
     ]
     if any(s is None for s in sides):
         row.reason = join(row.reason, "no cost on both commits: time alone decides")
-    elif any(s.status != "ok" for s in sides):
-        row.cost_error = "cost: " + next(s.message for s in sides if s.status != "ok")
+    elif any(s.status != Status.OK for s in sides):
+        row.cost_error = "cost: " + next(s.message for s in sides if s.status != Status.OK)
     else:
         margin = ctx.policy.cost_margin
         fail_margin = ctx.floors.cost_fail_margin(ctx.machine, ctx.policy.cost_metric, margin)

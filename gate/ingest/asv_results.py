@@ -8,6 +8,7 @@ import math
 
 from gate.domain.benchmarks import BENCHMARKS, STATUS_ONLY
 from gate.domain.uploads import ResultRecord
+from gate.domain.vocabulary import Status
 from gate.ingest.checks import MAX_CELL, IngestError, is_count, is_name, need
 
 VERSION = 2  # asv's results format
@@ -110,7 +111,7 @@ def results(
                 impl=str(p["impl"]),
                 num_envs=p.get("num_envs"),
                 threads=p.get("threads"),
-                status="failed" if value is None else "ok",
+                status=Status.FAILED if value is None else Status.OK,
                 unit=unit,
                 value=None if value is None else float(value),
                 samples=_per_process(sample, repeat) if sample else [],

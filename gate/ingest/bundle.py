@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from gate.domain.benchmarks import BENCHMARKS, COST_BENCHMARKS, SIDECAR_PAIRED, suite_of
 from gate.domain.machines import machine_id, machine_name_problem
 from gate.domain.uploads import ResultRecord, RunRecord
+from gate.domain.vocabulary import Status
 from gate.ingest import asv_results, sidecar_records
 from gate.ingest.checks import SHA, IngestError, is_name, need, plain
 
@@ -119,7 +120,7 @@ def _results(
             # The samples come from the sidecar, one list per process; a paired benchmark asv recorded as failed
             # (parity or construction) has no sidecar record: its failure is kept.
             failed = asv_results.results(name, row, params[name], file, "ratio")
-            out.extend(r for r in failed if r.status == "failed")
+            out.extend(r for r in failed if r.status == Status.FAILED)
         elif name not in COST_BENCHMARKS or cost is None:  # a cost pass in the sidecar is read whole
             meta = bundle.benchmarks[name]
             unit, repeat = meta.get("unit", "seconds"), meta.get("repeat")
@@ -134,7 +135,7 @@ def _results(
             message=r.message
             or failures.get((suite_of(r.benchmark), r.task, r.impl, r.num_envs, r.threads), ""),
         )
-        if r.status == "failed"
+        if r.status == Status.FAILED
         else r
         for r in out
     ]

@@ -25,6 +25,7 @@ from gate.domain.benchmarks import (
     SIDECAR_PAIRED,
 )
 from gate.domain.uploads import ResultRecord
+from gate.domain.vocabulary import Status
 from gate.ingest.checks import MAX_CELL, SHA, IngestError, is_count, is_name, plain
 
 
@@ -304,7 +305,7 @@ def _sampled(benchmark: str, unit: str, cells: dict[tuple, list[list[float]]]) -
             impl=impl,
             num_envs=n,
             threads=t,
-            status="ok",
+            status=Status.OK,
             unit=unit,
             value=float(sorted(x for g in groups for x in g)[sum(len(g) for g in groups) // 2]),
             samples=groups,
@@ -346,7 +347,7 @@ def _cost_cell_results(cell: dict, where: str) -> list[ResultRecord]:
                 impl=cell["impl"],
                 num_envs=cell["num_envs"],
                 threads=1,
-                status="ok" if ok else "failed",
+                status=Status.OK if ok else Status.FAILED,
                 unit=COST_UNITS[metric],
                 value=float(value) if ok else None,
                 samples=[[float(value)]] if ok else [],

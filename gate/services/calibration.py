@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from gate import stats
 from gate.domain.benchmarks import COST, TIME
+from gate.domain.vocabulary import Status
 from gate.evaluate import cost_design, summary_of
 from gate.stats.calibrate import MIN_CELLS
 from gate.store import queries
@@ -26,7 +27,7 @@ def cost_pairs(
         return {
             (m, p, c.task, c.impl, c.num_envs): c
             for m, p, _, c in queries.summaries(session, commit_sha=sha)
-            if c.benchmark == name and c.status == "ok" and (impls is None or c.impl in impls)
+            if c.benchmark == name and c.status == Status.OK and (impls is None or c.impl in impls)
         }
 
     base, head = cells(base_sha), cells(head_sha)
@@ -41,12 +42,12 @@ def calibrate(
     base = {
         (m, p, c.task, c.impl, c.num_envs, c.threads): c
         for m, p, _, c in queries.summaries(session, commit_sha=base_sha)
-        if c.benchmark == TIME and c.status == "ok"
+        if c.benchmark == TIME and c.status == Status.OK
     }
     by: dict[tuple[str, int], list[stats.Estimate]] = defaultdict(list)
     for m, p, _, c in queries.summaries(session, commit_sha=head_sha):
         a = base.get((m, p, c.task, c.impl, c.num_envs, c.threads))
-        if c.benchmark == TIME and c.status == "ok" and a is not None:
+        if c.benchmark == TIME and c.status == Status.OK and a is not None:
             by[(m, c.threads)].append(stats.unpaired_estimate(summary_of(a), summary_of(c), margin=0.0))
     cost: dict[str, list[stats.Estimate]] = defaultdict(list)
     for m, a, c in cost_pairs(session, base_sha=base_sha, head_sha=head_sha, metric=cost_metric):

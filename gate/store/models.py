@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from gate.domain.vocabulary import Decision, Kind, Signal, Verdict
+from gate.domain.vocabulary import Decision, Kind, Signal, Status, Verdict
 
 
 def now() -> datetime:
@@ -152,7 +152,7 @@ class Result(Base):
     impl: Mapped[str] = mapped_column(String(64))
     num_envs: Mapped[int | None]
     threads: Mapped[int | None]
-    status: Mapped[str] = mapped_column(String(16))  # ok | failed
+    status: Mapped[Status] = mapped_column(Vocabulary(Status, 16))  # ok | failed
     unit: Mapped[str] = mapped_column(String(32))
     value: Mapped[float | None] = mapped_column(Float)
     samples: Mapped[list]
@@ -180,7 +180,7 @@ class CellSummary(Base):
     impl: Mapped[str] = mapped_column(String(64))
     num_envs: Mapped[int] = mapped_column(Integer, default=0)  # 0: the benchmark has no num_envs
     threads: Mapped[int] = mapped_column(Integer, default=0)
-    status: Mapped[str] = mapped_column(String(16))  # ok | failed | insufficient
+    status: Mapped[Status] = mapped_column(Vocabulary(Status, 16))
     message: Mapped[str] = mapped_column(Text, default="")
     center: Mapped[float | None] = mapped_column(Float)
     se: Mapped[float | None] = mapped_column(Float)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gate.domain.benchmarks import PAIRED, TIME
+from gate.domain.vocabulary import Status
 from gate.stats.changepoints import CHOSEN, METHODS, PENALTY, potts, sigma
 
 TOLERANCE = 1  # a step found within this many commits of the true one counts as found
@@ -83,7 +84,7 @@ def aa_noise(results, base: str, head: str) -> np.ndarray:
             if run.commit not in centers:
                 continue
             for r in run.results:
-                if r.status == "ok" and r.benchmark in (TIME, PAIRED) and r.samples:
+                if r.status == Status.OK and r.benchmark in (TIME, PAIRED) and r.samples:
                     key = (
                         run.machine,
                         run.placement.get("label", ""),

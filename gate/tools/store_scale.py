@@ -15,6 +15,7 @@ import numpy as np
 
 from gate.domain.benchmarks import PAIRED, TIME
 from gate.domain.uploads import ResultRecord, RunRecord
+from gate.domain.vocabulary import Status
 from gate.store import db, queries
 
 TASKS = ("g1_walk", "g1_motion")
@@ -48,7 +49,7 @@ def _run(machine: str, commit: str, index: int, rng: np.random.Generator) -> Run
                             impl=impl,
                             num_envs=n,
                             threads=t,
-                            status="ok",
+                            status=Status.OK,
                             unit="seconds",
                             value=float(np.median(samples)),
                             samples=[samples],
@@ -63,7 +64,7 @@ def _run(machine: str, commit: str, index: int, rng: np.random.Generator) -> Run
                                 impl=impl,
                                 num_envs=n,
                                 threads=t,
-                                status="ok",
+                                status=Status.OK,
                                 unit="ratio",
                                 value=scale,
                                 samples=groups,
@@ -283,7 +284,7 @@ def fill_bulk(
                                 "impl": r.impl,
                                 "num_envs": r.num_envs or 0,
                                 "threads": r.threads or 0,
-                                "status": "ok",
+                                "status": Status.OK,
                                 "message": "",
                                 "updated_at": now(),
                                 **_closed_form(r.samples),

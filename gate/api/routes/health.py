@@ -3,6 +3,7 @@ HEALTHCHECK should ask)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from fastapi import APIRouter, Request
@@ -17,14 +18,21 @@ from gate.store import db
 router = APIRouter(tags=["health"])
 
 
+class Health(StrEnum):
+    """The service's or its repository's health."""
+
+    OK = "ok"
+    UNAVAILABLE = "unavailable"
+
+
 class HealthOut(BaseModel):
-    status: Literal["ok", "unavailable"]
+    status: Health
     store: Literal["writable", "busy", "unavailable"] = Field(
         description="writable: a write transaction on the store just committed; busy: this process's writers "
         "held SQLite's write lock for 2 s (writes are going on)"
     )
-    repo: Literal["ok", "unavailable"] = Field(
-        "ok",
+    repo: Health = Field(
+        Health.OK,
         description="the repository the policies and lineage are read from (FUSEGATE_REPO) is a git clone",
     )
     version: str = Field("", description="the service's fusegate version")
@@ -53,18 +61,20 @@ async def health(request: Request) -> HealthOut:
     except SQLAlchemyError as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         out = HealthOut(
-            status="unavailable",
+            status=Health.UNAVAILABLE,
             store="unavailable",
-            repo="unavailable" if repo else "ok",
+            repo=Health.UNAVAILABLE if repo else Health.OK,
             version=version,
             detail=f"the store takes no writes: {reason}",
         )
         return JSONResponse(out.model_dump(), status_code=503, headers={"Retry-After": "5"})
     store = "writable" if took else "busy"
     if repo:
-        out = HealthOut(status="unavailable", store=store, repo="unavailable", version=version, detail=repo)
+        out = HealthOut(
+            status=Health.UNAVAILABLE, store=store, repo=Health.UNAVAILABLE, version=version, detail=repo
+        )
         return JSONResponse(out.model_dump(), status_code=503)
-    return HealthOut(status="ok", store=store, version=version)
+    return HealthOut(status=Health.OK, store=store, version=version)
 
 
 router.add_api_route(

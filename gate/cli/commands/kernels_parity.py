@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from gate.cli import output
+from gate.domain.vocabulary import Status
 
 if TYPE_CHECKING:
     from gate.meter.parity import ParityReport
@@ -83,7 +84,7 @@ def parity_table(reports: list[ParityReport]) -> Table:
         "max abs",
         "max rel",
         "bad",
-        "ok",
+        Status.OK,
     ):
         table.add_column(col, justify="right" if col not in ("task", "impl", "worst array") else "left")
     for r in reports:

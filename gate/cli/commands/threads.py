@@ -20,6 +20,7 @@ from rich.table import Table
 
 from gate.cli import output
 from gate.cli.options import db_option, repo_path, store_url
+from gate.domain.vocabulary import Status
 
 NAME = ("threads",)
 HELP = "the best thread count per task, implementation and scale from the store; --write: the kernels' table"
@@ -49,7 +50,7 @@ def best_threads(summaries) -> dict[tuple, dict]:
 
     curves: dict[tuple, dict[int, float]] = {}
     for machine, _, label, c in summaries:
-        if c.benchmark == TIME and c.status == "ok" and c.threads:
+        if c.benchmark == TIME and c.status == Status.OK and c.threads:
             curves.setdefault((machine, label, c.task, c.impl, c.num_envs), {})[c.threads] = math.exp(
                 c.center
             )

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from gate import stats
 from gate.domain.benchmarks import COST_BENCHMARKS, STATUS_ONLY
 from gate.domain.uploads import RunRecord
+from gate.domain.vocabulary import Status
 from gate.store.models import CellSummary, Commit, Environment, Machine, Placement, Result, Run, now
 from gate.store.queries.keys import content_hash, get_or_create
 
@@ -155,34 +156,34 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
             num_envs=num_envs,
             threads=threads,
         )
-        failed = [r for r in results if r.status == "failed"]
+        failed = [r for r in results if r.status == Status.FAILED]
         groups = [g for r in results for g in r.samples]
         if failed and benchmark in COST_BENCHMARKS:
-            summary.status = "failed"
+            summary.status = Status.FAILED
             summary.message = next((r.message for r in failed if r.message), "") or (
                 "the cost pass raised in asv (a kernel that fails under callgrind, or no valgrind on the runner: "
                 "apt-get install valgrind); asv's output names the exception"
             )
         elif failed:
-            summary.status = "failed"
+            summary.status = Status.FAILED
             summary.message = next((r.message for r in failed if r.message), "") or (
                 "the benchmark raised (parity or construction failure) in asv; asv's output names the exception"
             )
         elif benchmark in STATUS_ONLY:  # passed: nothing to summarize (the value stays in the results)
-            summary.status, summary.samples, summary.groups = "ok", len(results), len(results)
+            summary.status, summary.samples, summary.groups = Status.OK, len(results), len(results)
         elif benchmark in COST_BENCHMARKS:  # exact: one value per run, no samples to bootstrap
             try:
                 _fill(summary, stats.exact([r.value for r in results]))
             except stats.InsufficientData as exc:
-                summary.status, summary.message = "insufficient", str(exc)
+                summary.status, summary.message = Status.INSUFFICIENT, str(exc)
         elif not groups:
-            summary.status = "insufficient"
+            summary.status = Status.INSUFFICIENT
             summary.message = "no samples recorded (run asv with --record-samples)"
         else:
             try:
                 s = stats.summarize(groups)
             except stats.InsufficientData as exc:
-                summary.status, summary.message = "insufficient", str(exc)
+                summary.status, summary.message = Status.INSUFFICIENT, str(exc)
             else:
                 _fill(summary, s)
         session.add(summary)
@@ -190,7 +191,7 @@ def summarize_cells(session: Session, *, machine_id: int, commit_id: int, placem
 
 
 def _fill(summary: CellSummary, s: stats.Summary) -> None:
-    summary.status = "ok"
+    summary.status = Status.OK
     summary.center, summary.se, summary.low, summary.high = s.center, s.se, s.low, s.high
     summary.between_se = s.between_se
     summary.samples, summary.groups = s.samples, s.groups

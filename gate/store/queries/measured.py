@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from gate.domain.vocabulary import Status
 from gate.store.models import CellSummary, Commit, Environment, Machine, Placement, Result, Run
 
 
@@ -31,7 +32,7 @@ class SummaryView:
     impl: str
     num_envs: int  # 0: the benchmark has no num_envs
     threads: int  # 0: the benchmark has no threads
-    status: str  # ok | failed | insufficient
+    status: Status
     message: str
     center: float | None
     se: float | None
@@ -173,7 +174,7 @@ def raw_samples(session: Session, *, commit_sha: str, benchmark: str) -> dict[tu
         .join(Machine, Run.machine_id == Machine.id)
         .join(Placement, Run.placement_id == Placement.id)
         .join(Commit, Run.commit_id == Commit.id)
-        .where(Commit.sha == commit_sha, Result.benchmark == benchmark, Result.status == "ok")
+        .where(Commit.sha == commit_sha, Result.benchmark == benchmark, Result.status == Status.OK)
     )
     out: dict[tuple, list[list[float]]] = defaultdict(list)
     for machine, placement, r in session.execute(stmt):
