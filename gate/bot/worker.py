@@ -25,7 +25,7 @@ from gate.bot.github import GitHub, GitHubError, RateLimited
 from gate.domain.evaluations import EvaluationRecord
 from gate.services import verdicts
 from gate.store import acceptances, db, pulls, queries
-from gate.store.models import now, utc
+from gate.store.columns import now, utc
 
 log = logging.getLogger("fusegate.bot")
 MAX_RETRY = timedelta(minutes=10)

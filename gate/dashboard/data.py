@@ -22,7 +22,7 @@ from gate.services.verdicts import is_stale
 from gate.stats import changepoints
 from gate.store import dashboard as reads
 from gate.store import queries
-from gate.store.models import utc
+from gate.store.columns import utc
 
 METRICS = {"paired": PAIRED, "time": TIME}
 

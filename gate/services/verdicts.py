@@ -15,7 +15,8 @@ from gate.domain.evaluations import Acceptance, ComparisonRecord, EvaluationReco
 from gate.evaluate import Outcome, judge
 from gate.store import acceptances as accepted
 from gate.store import db, queries
-from gate.store.models import Evaluation, now, utc
+from gate.store.columns import now, utc
+from gate.store.models import Evaluation
 
 _COMPARISON = [f.name for f in fields(ComparisonRecord)]
 _EVALUATION = [

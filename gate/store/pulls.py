@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from gate.store.models import BotJob, PullCheck, PullCommand, PullRequest, WebhookDelivery, now, utc
+from gate.store.columns import now, utc
+from gate.store.models import BotJob, PullCheck, PullCommand, PullRequest, WebhookDelivery
 
 LEASE = timedelta(minutes=10)  # longer than a sync with every GitHub retry and rate-limit wait
 
