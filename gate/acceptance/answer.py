@@ -4,12 +4,12 @@ the same over a pull request's comments as GitHub's API lists them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from gate.acceptance.command import Command, CommandError, cell_text, commands, key
 from gate.acceptance.rule import NEVER, newest, worse
-from gate.domain.evaluations import Acceptance, ComparisonRecord
+from gate.domain.evaluations import Acceptance, Cell, ComparisonRecord
 from gate.domain.vocabulary import Decision
 
 ALLOWED = ("admin", "maintain", "write")  # the repository permissions that may accept
@@ -148,7 +148,7 @@ def _resolve(cmd, rows, on_record, comment, repo, number, head_sha, at) -> tuple
             f"not accepted: `{cmd.spec}` names {len(cells)} failing cells, {_listed(names)}: add N= and threads=",
             [],
         )
-    groups: dict[tuple, list] = {}
+    groups: dict[Cell, list] = {}
     for r in fails:
         groups.setdefault(key(r), []).append(r)
     new = [
@@ -156,12 +156,7 @@ def _resolve(cmd, rows, on_record, comment, repo, number, head_sha, at) -> tuple
             repo=repo,
             number=number,
             head_sha=head_sha,
-            machine=k[0],
-            kind=k[1],
-            task=k[2],
-            impl=k[3],
-            num_envs=k[4],
-            threads=k[5],
+            **asdict(k),
             login=comment.login,
             reason=cmd.reason,
             accepted_at=at,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gate.domain.evaluations import Cell
 from gate.domain.machines import MACHINE_NAME_PATTERN
 from gate.domain.vocabulary import Kind
 
@@ -65,9 +66,9 @@ class Command:
     head: str | None = None  # the head sha (a prefix of 7-40 hex digits) it names, if it names one
 
 
-def key(row) -> tuple:
+def key(row) -> Cell:
     """The identity an acceptance holds for: a row's machine, kind, task, impl, N and threads (every placement)."""
-    return (row.machine, row.kind, row.task, row.impl, row.num_envs, row.threads)
+    return Cell.of(row)
 
 
 def cell_text(row, *, short: bool = False) -> str:

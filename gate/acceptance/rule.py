@@ -7,15 +7,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from gate.acceptance.command import key
-from gate.domain.evaluations import Acceptance
+from gate.domain.evaluations import Acceptance, Cell
 from gate.domain.vocabulary import Decision, Kind
 
 NEVER = frozenset({Kind.CORRECTNESS, Kind.METER, Kind.MACHINE})  # rows no acceptance can pass
 
 
-def newest(acceptances: Iterable[Acceptance]) -> dict[tuple, Acceptance]:
+def newest(acceptances: Iterable[Acceptance]) -> dict[Cell, Acceptance]:
     """The acceptance that holds per cell: the newest of each (a fail worse than accepted can be accepted again)."""
-    out: dict[tuple, Acceptance] = {}
+    out: dict[Cell, Acceptance] = {}
     for a in sorted(acceptances, key=lambda a: a.accepted_at):
         out[key(a)] = a
     return out
@@ -33,7 +33,7 @@ def worse(a: Acceptance, row) -> bool:
     )
 
 
-def judged(row, by: Mapping[tuple, Acceptance]) -> tuple[Acceptance | None, bool]:
+def judged(row, by: Mapping[Cell, Acceptance]) -> tuple[Acceptance | None, bool]:
     """(the acceptance of a failing row's cell, whether the row is worse than it); (None, False) for a row that
     does not fail, is never accepted, or has no acceptance."""
     if row.decision != Decision.FAIL or row.kind in NEVER:

@@ -39,6 +39,30 @@ class ComparisonRecord:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Cell:
+    """Where a judged row is, across a machine's placements: what an acceptance holds for."""
+
+    machine: str
+    kind: Kind
+    task: str
+    impl: str
+    num_envs: int | None
+    threads: int | None
+
+    @classmethod
+    def of(cls, row) -> Cell:
+        """The cell of a row, a record or an acceptance (anything with these fields)."""
+        return cls(
+            machine=row.machine,
+            kind=Kind(row.kind),
+            task=row.task,
+            impl=row.impl,
+            num_envs=row.num_envs,
+            threads=row.threads,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class Acceptance:
     """A regression accepted on record (``gate.acceptance``): one cell's fail rows on one pull request's head
     commit, by a user with write access, with the reason and the row's figures when it was accepted. In an
@@ -66,10 +90,6 @@ class Acceptance:
 
     def __post_init__(self):
         object.__setattr__(self, "kind", Kind(self.kind))
-
-    @property
-    def key(self) -> tuple:
-        return (self.machine, self.kind, self.task, self.impl, self.num_envs, self.threads)
 
 
 @dataclass(frozen=True, kw_only=True)

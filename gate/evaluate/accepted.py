@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gate import acceptance
-from gate.domain.evaluations import Acceptance
+from gate.domain.evaluations import Acceptance, Cell
 from gate.domain.vocabulary import Decision
 from gate.evaluate.row import Row, join
 
@@ -16,7 +16,7 @@ def apply(rows: list[Row], acceptances: Sequence[Acceptance], reasons: list[str]
     if not acceptances:
         return []
     by = acceptance.newest(acceptances)
-    took: dict[tuple, list[int]] = {k: [0, 0] for k in by}
+    took: dict[Cell, list[int]] = {k: [0, 0] for k in by}
     for r in rows:
         a, worse = acceptance.judged(r, by)
         if a is None:
