@@ -10,7 +10,10 @@ from collections import defaultdict
 from gate.domain import AGAINST_BASE, COLLECTOR_AGAINST_BASE, COST_BENCHMARKS, Decision, Kind
 from gate.evaluate.cells import Summary
 from gate.evaluate.context import Context
+from gate.evaluate.reads import Reads
 from gate.evaluate.row import Row
+
+READS = Reads(kind=Kind.CORRECTNESS)  # a failure is decided: nothing to add
 
 NOT_CORRECTNESS = COST_BENCHMARKS | {AGAINST_BASE, COLLECTOR_AGAINST_BASE}
 
