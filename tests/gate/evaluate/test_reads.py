@@ -12,6 +12,7 @@ import pytest
 from gate.domain import Decision, Kind
 from gate.evaluate import kinds
 from gate.evaluate.reads import Reads, open_cells
+from gate.runner import rounds
 
 TASKS, IMPLS, ENVS, THREADS = (
     ("g1_walk", "g1_motion"),
@@ -95,7 +96,7 @@ def test_every_kind_declares_what_it_reads():
 )
 def test_the_declared_selections_match_the_patterns_once_typed_by_hand(kind, cell):
     row = _row(kind, **cell)
-    derived = [s.pattern for s in kinds.selections_of(row, "handwritten")]
+    derived = [s.pattern for s in rounds.benches_for(row, "handwritten")]
     assert _selected(derived) == _selected(_typed(row, "handwritten"))
     assert len(derived) == len(_typed(row, "handwritten"))
 
@@ -111,3 +112,14 @@ def test_open_cells_are_the_inconclusive_ones_under_the_budget():
     cells = [cell(Decision.INCONCLUSIVE, 3), cell(Decision.INCONCLUSIVE, 8), cell(Decision.PASS, 2)]
     assert open_cells(cells, 8) == cells[:1]
     assert open_cells(cells, 9) == cells[:2]
+
+
+def test_a_rounds_time_derives_from_its_selections_suites():
+    chosen = rounds.benches_for(_row(Kind.BEST_THREADS), "handwritten")
+    seconds = rounds.seconds(chosen, {"hot_slice.HotSlice": 1.5})
+    assert [seconds[s] for s in chosen] == [
+        rounds.ROUNDS_STEP * 1.5,
+        rounds.ROUNDS_STEP * 1.5,
+        rounds.ROUNDS_STEP * rounds.PROCESS_S,  # Paired: not timed in these results yet
+    ]
+    assert rounds.expected([seconds]) == sum(seconds.values()) + rounds.START_S
