@@ -7,6 +7,7 @@ it. The command line may add comparisons (``--impl``), which can only make the g
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -79,6 +80,12 @@ class Policy:
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise PolicyError(f"{source}: not valid TOML: {exc}") from None
+        return cls.from_dict(raw, source=source)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping, *, source: str = "a stored evaluation's policy") -> Policy:
+        """The policy of a parsed file, or of ``to_dict``'s record (as stored with an evaluation and sent on the
+        wire): unknown keys, wrong types and values out of range are refused, saying ``source``."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(raw) - known)
         if unknown:
@@ -92,6 +99,7 @@ class Policy:
         values = {}
         for key, value in raw.items():
             if key == "margins":
+                value = list(value) if isinstance(value, tuple) else value  # to_dict's tuples, in memory
                 if not isinstance(value, list) or not all(isinstance(rule, dict) for rule in value):
                     raise PolicyError(f"{source}: margins must be a list of tables, got {value!r}")
                 rules = []
@@ -109,6 +117,7 @@ class Policy:
             else:
                 kind = _TYPES[key]
                 if isinstance(kind, tuple) and kind[0] is list:
+                    value = list(value) if isinstance(value, tuple) else value  # to_dict's, in memory
                     _check(source, key, value, list)
                     for item in value:
                         _check(source, f"{key} item", item, kind[1])
@@ -178,6 +187,15 @@ def _check(source: str, name: str, value, kind) -> None:
     if not isinstance(value, kinds):
         expected = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
         raise PolicyError(f"{source}: {name} must be {expected}, got {value!r}")
+
+
+def judged_by(evaluation) -> Policy | None:
+    """The policy an evaluation (``gate.evaluate.Outcome``, a stored ``EvaluationRecord`` or its wire form) was
+    judged by, typed from the record it carries; None for one that could not read its policy (an error)."""
+    record = evaluation.policy
+    if isinstance(record, Policy) or not record:
+        return record or None
+    return Policy.from_dict(record)
 
 
 def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:

@@ -28,7 +28,8 @@ from urllib.parse import quote, urlencode
 from gate import acceptance
 from gate.domain.vocabulary import Decision, Kind, Verdict
 from gate.evaluate import summary as digest
-from gate.policy import POLICY_FILE, Policy
+from gate.evaluate.reads import open_cells
+from gate.policy import POLICY_FILE, Policy, judged_by
 
 CONTEXT = "fusegate"  # the required commit status, the same from the service's bot and the hosted judge
 VERDICT_CONTEXT = "fusegate/verdict"  # not required: reject, inconclusive and error told apart
@@ -67,13 +68,6 @@ class Waiting:
 
 def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.3g} h" if seconds >= 3600 else f"{seconds:.0f} s"
-
-
-def open_cells(cells: list, max_rounds: int) -> list:
-    """The inconclusive cells (``gate.api.schemas.ComparisonOut``) that more rounds may still decide: fewer
-    processes behind them than the budget. The commit status waits on them; ``GET /api/rounds`` asks the runners
-    for them."""
-    return [c for c in cells if c.decision == Decision.INCONCLUSIVE and c.groups < max_rounds]
 
 
 def waiting_status(w: Waiting, *, now: datetime, deadline: datetime, window_s: float) -> Status | None:
@@ -332,7 +326,8 @@ def undecided_note(evaluation, *, ask: str = "") -> list[str]:
     against the policy's ``max_rounds``: ``open_cells``) and how to ask for them (``ask``, markdown)."""
     if evaluation is None or evaluation.verdict != Verdict.INCONCLUSIVE:
         return []
-    budget = int((evaluation.policy or {}).get("max_rounds") or 0)
+    policy = judged_by(evaluation)
+    budget = policy.max_rounds if policy else 0
     undecided = [c for c in evaluation.comparisons if c.decision == Decision.INCONCLUSIVE]
     can = open_cells(undecided, budget)
     if can:

@@ -1,30 +1,24 @@
-"""Measuring commits for ``fusegate run`` and ``fusegate gate --measure``: asv on a commit in its own tree with
-a progress line, the verdict from what arrived, and more rounds for the cells still undecided."""
+"""How ``fusegate run``, ``measure`` and ``gate --measure`` measure here: asv on a commit in its own tree with a
+progress line, the meter's quick profile at every placement (``LocalMeter``), for the use case below the command
+line (``gate.runner.gating``: the verdict from what arrived, and more rounds for the cells still undecided)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from gate.cli import output, placements
-from gate.cli.options import judged_pair, repo_path, store_url
+from gate.cli import output
 from gate.cli.placements import PlacementRun
 from gate.domain.machines import host_of
 from gate.domain.selection import gate_asv_runs, gate_bench_against
-from gate.domain.vocabulary import Decision, Signal, Verdict
 from gate.meter.profile import Profile
+from gate.runner.sides import Side, time_profile
 
-if TYPE_CHECKING:
-    from gate.runner.envs import Env
-
-ROUNDS_STEP = 2  # processes added per undecided cell and pass
+__all__ = ["LocalMeter", "Side", "asv_machine", "measure", "say_plainly", "time_profile"]
 
 
 def asv_machine(say) -> str | None:
@@ -46,65 +40,9 @@ def asv_machine(say) -> str | None:
     return names[0] if names else None
 
 
-@dataclass(frozen=True)
-class Side:
-    """A commit asv measures and the tree it measures it in (``gate.runner.trees``): the repository for the
-    checked-out HEAD measured with its own meter, else a git worktree under ``.fusegate/worktrees/`` (a head with
-    the base's meter: the head's ``kernels/`` and the base's everything else) whose code the benchmark processes
-    import, with this interpreter's environment (``asv run -E existing``), or for a head that changes the
-    dependency pins, an environment with its pins (``gate.runner.envs``). Either way the benchmark processes
-    import the tree's code (ASV_PYTHONPATH), not what the interpreter has installed."""
-
-    name: str  # "head" or "base"
-    sha: str
-    tree: Path
-    results: Path
-    meter_sha: str | None = None  # whose meter measures it (None: its own)
-    against: Side | None = None  # the base it is timed against in lockstep (the AgainstBase suites)
-    env: Env | None = None  # the environment of the head's pins (None: this interpreter's)
-
-    def log(self) -> Path:
-        return Path(".fusegate") / "logs" / f"asv-{self.sha[:12]}.log"
-
-    @property
-    def python(self) -> str:
-        """The interpreter its benchmark processes and its lockstep worker run on."""
-        return str(self.env.python) if self.env is not None else sys.executable
-
-
 def say_plainly(console):
     """A ``say`` for ``side_of``: lines printed as they are (a requirement's ``[extra]`` is no markup)."""
     return lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-def side_of(
-    repo: Path, name: str, sha: str, results: Path, *, meter: str | None = None, say=lambda line: None
-) -> Side:
-    """``sha`` in the tree that measures it with ``meter``'s meter (default its own); the results of the
-    repository's own tree go to ``results``, a worktree's to its own ``.asv/results``. Measured with another
-    commit's meter and pinning other dependencies than that commit: in an environment of its pins, made or
-    reused here (``gate.runner.envs``; ``say`` tells where)."""
-    from gate.runner import envs, trees
-
-    tree = trees.measurement_tree(repo, sha, meter=meter)
-    where = results if tree.path == repo else tree.path / ".asv" / "results"
-    env = None
-    if meter is not None and meter != sha:
-        env = envs.of_commits(repo, meter, sha)
-    if env is not None:
-        envs.ensure(env, say=say)
-        say(
-            f"  {name} pins {env.describe()}: measured in {_shown(env.path, repo)} "
-            f"(the base on {sys.executable})"
-        )
-    return Side(name, sha, tree.path, where, meter_sha=tree.meter_commit if tree.composite else None, env=env)
-
-
-def _shown(path: Path, repo: Path) -> str:
-    try:
-        return str(path.relative_to(Path(repo).resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _asv_env(side: Side, repo: Path) -> dict:
@@ -183,12 +121,6 @@ def _profile_calls(rounds: int | None, results: Path, where: PlacementRun, *, ag
     ]
 
 
-def time_profile(results: Path, commit: str, *, since=None, total_s=None) -> list:
-    from gate.runner import timeprofile
-
-    return timeprofile.profile(results, results.parent / "fusegate", commit, since=since, total_s=total_s)
-
-
 def measure(
     side: Side, rounds: int, where: list[PlacementRun], repo: Path, console, *, profile_time: bool
 ) -> None:
@@ -218,295 +150,21 @@ def measure(
         console.print(f"  asv took {wall:.0f} s; most: {top} (--profile-time: all of it)")
 
 
-def _per_process(results: Path, sha: str) -> dict[str, float]:
-    """Seconds per benchmark process of each timed class in the commit's results (the next pass's estimate)."""
-    return {
-        r.name: (r.wall_s / r.processes)
-        for r in time_profile(results, sha)
-        if r.processes and not r.name.startswith("(")
-    }
+class LocalMeter:
+    """The use case's ``Meter`` (``gate.runner.gating``) on this machine: asv with a progress line on
+    ``console``, the quick profile in ``rounds`` processes per timed cell at every placement of ``where``."""
 
+    def __init__(self, repo: Path, console, where: list[PlacementRun], *, rounds=None, profile_time=False):
+        self.repo, self.console, self.where = repo, console, where
+        self.rounds, self.profile_time = rounds, profile_time
 
-class Judge:
-    """Ingest every side's results and evaluate (base, head) again, as often as rounds are added."""
+    def prepare(self) -> None:
+        from gate.meter import cost
 
-    def __init__(
-        self, url: str, repo: Path, base: str, head: str, sides: list[Side], console, *, fallback: bool
-    ):
-        self.url, self.repo, self.base, self.head, self.console = url, repo, base, head, console
-        self.policy_sha = base  # the policy always comes from the requested base, even without results
-        self.sides, self.fallback = sides, fallback
-        self.machines: list[str] = []
+        cost.ensure_valgrind(install=True, say=self.console.print)
 
-    def __call__(self, *, quiet: bool = False, extra_impls=()):
-        from gate.services import results, verdicts
-        from gate.store import db, queries
+    def measure(self, side: Side) -> None:
+        measure(side, self.rounds, self.where, self.repo, self.console, profile_time=self.profile_time)
 
-        self.machines = []
-        for side in self.sides:
-            if not side.results.is_dir():
-                continue
-            arrival = results.arrived_from_directory(self.url, repo=self.repo, results=side.results)
-            for machine, report in arrival.reports.items():
-                if not quiet:
-                    self.console.print(
-                        f"  {side.name} {machine}: {report.stored} run(s) stored, {report.unchanged} unchanged"
-                    )
-                self.machines.append(machine)
-        with db.transaction(self.url, write=False) as session:
-            base_unmeasured = not queries.summaries(session, commit_sha=self.base)
-        if self.fallback and self.base != self.head and base_unmeasured:
-            if not quiet:
-                self.console.print(
-                    f"  base {self.base[:12]} has no results yet: judging HEAD's kernels only "
-                    f"(fusegate gate --base {self.base[:12]} --measure measures both)"
-                )
-            self.base = self.head
-        return verdicts.evaluate(
-            self.url,
-            repo=self.repo,
-            base_sha=self.base,
-            head_sha=self.head,
-            policy_sha=self.policy_sha,
-            extra_impls=extra_impls,
-        )
-
-
-def more_rounds(
-    judge: Judge,
-    evaluation,
-    where: list[PlacementRun],
-    deadline: float,
-    sides: dict[str, Side],
-    repo: Path,
-    console,
-    *,
-    again: str,
-):
-    """Add ``ROUNDS_STEP`` processes to the benchmarks behind every undecided cell the budget allows, on each
-    side that has samples in it and at the placement (``where``) whose machine the row is of, until the verdict
-    is decided, the budget is spent or ``deadline`` (monotonic) would pass; then say how to go on (``again``)."""
-    from gate.runner import asvrun, rounds
-
-    # A head whose subject is the base's is judged on the base's results: every undecided row is the base's.
-    judged_on_base = "head" not in sides
-    while evaluation.verdict == Verdict.INCONCLUSIVE:
-        todo = {
-            (name, k): rounds.open_benches(
-                evaluation.comparisons,
-                evaluation.policy,
-                at.machine,
-                side="head" if name == "head" or judged_on_base else "base",
-            )
-            for name in sides
-            if name == "head" or judge.base != judge.head
-            for k, at in enumerate(where)
-        }
-        todo = {key: patterns for key, patterns in todo.items() if patterns}
-        for name, k in [key for key in todo if not has_results(sides[key[0]], where[key[1]].machine)]:
-            # asv --append-samples would start a results file with the new samples only, and ingesting it would
-            # replace the run the store has (measured from another checkout) with them
-            console.print(
-                f"  {name} {sides[name].sha[:12]} has results in the store but none in {sides[name].results}: "
-                "no rounds for it here (measure it again from this checkout to add some)",
-                soft_wrap=True,
-            )
-            del todo[name, k]
-        open_rows = [c for c in evaluation.comparisons if c.decision == Decision.INCONCLUSIVE]
-        if not todo:
-            console.print(f"  {len(open_rows)} cell(s) undecided with the policy's budget of rounds spent")
-            return evaluation
-        per = {name: _per_process(sides[name].results, sides[name].sha) for name, _ in todo}
-        steps = {
-            key: {p: ROUNDS_STEP * per[key[0]].get(rounds.class_of(p), 10.0) for p in patterns}
-            for key, patterns in todo.items()
-        }
-        expected = sum(sum(s.values()) + 15.0 for s in steps.values())  # +asv's start and the parity check
-        if time.monotonic() + expected > deadline:
-            # Not all of them fit: the rows most likely to decide the verdict first (a fail decides it alone)
-            machines = {key: where[key[1]].machine for key in steps}
-            fitted = _most_telling(
-                open_rows,
-                steps,
-                deadline - time.monotonic(),
-                evaluation.policy,
-                machines,
-                every=evaluation.comparisons,
-            )
-            if not fitted:
-                console.print(
-                    f"  {len(open_rows)} cell(s) undecided; another {ROUNDS_STEP} processes each would take about "
-                    f"{expected / 60:.1f} min, past --max-minutes. To add them: [bold]{again}[/]",
-                    soft_wrap=True,
-                )
-                return evaluation
-            steps, todo = fitted, {key: list(chosen) for key, chosen in fitted.items()}
-            expected = sum(sum(s.values()) + 15.0 for s in steps.values())
-            console.print(
-                f"  not every undecided cell's rounds fit in --max-minutes: {sum(map(len, todo.values()))} "
-                "selection(s) of the rows nearest a decision first"
-            )
-        console.print(
-            f"[bold]more rounds[/]: {len(open_rows)} undecided cell(s), {ROUNDS_STEP} more processes of "
-            + ", ".join(
-                f"{len(p)} benchmark selection(s) on {name}"
-                + (f" at {where[k].label}" if where[k].label else "")
-                for (name, k), p in todo.items()
-            )
-            + f", about {expected / 60:.1f} min"
-        )
-        for (name, k), patterns in todo.items():
-            extra = ("--append-samples", "-a", f"rounds={ROUNDS_STEP}", *rounds.bench_args(patterns))
-            cells = rounds.duet_cells(patterns)  # the lockstep pass times only the open cells
-            _asv_calls(
-                [
-                    (
-                        (*extra, *where[k].asv_args()),
-                        asvrun.Call(steps[name, k], ROUNDS_STEP),
-                        where[k].environment(),
-                    )
-                ],
-                side=sides[name],
-                repo=repo,
-                console=console,
-                env={"FUSEGATE_BENCH_DUET_CELLS": cells} if cells else None,
-            )
-        before = _open_groups(evaluation)
-        evaluation = judge(quiet=True)
-        if evaluation.verdict == Verdict.INCONCLUSIVE and _open_groups(evaluation) == before:
-            # e.g. rows head over base whose fewer processes are a base that cannot take rounds here
-            console.print(
-                f"  the rounds added no process to the {len(before)} undecided cell(s): no more rounds here. "
-                f"To add them where both sides can: [bold]{again}[/]",
-                soft_wrap=True,
-            )
-            return evaluation
-        counts = {
-            d: sum(c.decision == d for c in evaluation.comparisons)
-            for d in (Decision.PASS, Decision.FAIL, Decision.INCONCLUSIVE)
-        }
-        console.print(f"  now {evaluation.verdict}: " + ", ".join(f"{n} {d}" for d, n in counts.items()))
-    return evaluation
-
-
-def _open_groups(evaluation) -> dict:
-    """Each undecided row's processes (its groups): unchanged after a round, the round decided nothing."""
-    return {
-        (c.machine, c.kind, c.task, c.impl, c.baseline, c.num_envs, c.threads, c.detail): c.groups
-        for c in evaluation.comparisons
-        if c.decision == Decision.INCONCLUSIVE
-    }
-
-
-def has_results(side: Side, machine: str | None) -> bool:
-    """Whether ``side``'s asv results directory holds its commit's results on ``machine`` (None: any), the
-    file rounds append to."""
-    pattern = f"{machine or '*'}/{side.sha[:8]}-*.json"
-    return any(side.results.glob(pattern)) if side.results.is_dir() else False
-
-
-def _most_telling(rows, steps: dict, left_s: float, policy: dict, machines: dict, every=()) -> dict:
-    """The subset of ``steps`` ((side, placement) -> pattern -> seconds) that fits in ``left_s``, taken row by
-    row in order of evidence: the smallest p-value of "no slower than the fail margin" first (a row whose time
-    says slower is the nearest to failing, and one fail decides the verdict), rows without one last. A row's
-    benchmarks run at the placement of its machine (``machines``: key -> asv machine name, None for any). A pending
-    trade-off comes first, with the rows of ``every`` (all the evaluation's rows) whose speedup would prove it."""
-    from gate.runner import rounds
-
-    baseline = str(policy.get("baseline", "handwritten"))
-    chosen: dict = {}
-    spent = 0.0
-
-    def evidence(row) -> tuple[bool, bool, float]:
-        # a pending trade-off first (its rounds include the speedup that would prove it), then by p-value
-        p = getattr(row, "p_value", None)
-        return getattr(row, "signal", None) != Signal.TRADEOFF, p is None, 1.0 if p is None else p
-
-    for row in sorted(rows, key=evidence):
-        asked = [
-            p
-            for r in [*rounds.tradeoff_siblings(row, list(every), int(policy.get("max_rounds", 0))), row]
-            for p in rounds.benches_for(r, baseline)
-        ]
-        wanted = {
-            key: {p: s for p, s in found.items() if p in asked}
-            for key, found in steps.items()
-            if machines.get(key) is None or machines[key] == row.machine
-        }
-        new = {
-            key: {p: s for p, s in found.items() if p not in chosen.get(key, {})}
-            for key, found in wanted.items()
-        }
-        cost = sum(
-            sum(found.values()) + (15.0 if found and key not in chosen else 0.0) for key, found in new.items()
-        )
-        if not any(new.values()) or spent + cost > left_s:
-            continue
-        spent += cost
-        for key, found in new.items():
-            if found:
-                chosen.setdefault(key, {}).update(found)
-    return chosen
-
-
-def gate_measured(args: argparse.Namespace):
-    """``fusegate gate --measure``: the quick profile on base and head where the store has no results of them
-    (the base in its own tree, the head's subject with the base's meter), the verdict, then more rounds on both
-    for undecided cells. A head whose subject is the base's is not measured: the base's results judge it.
-    Running the same command again goes on where it stopped."""
-    from gate import lineage as lineages
-    from gate.meter import cost
-    from gate.store import db, queries
-
-    started = time.monotonic()
-    repo = repo_path()
-    console = output.console(stderr=True)
-    base, head = judged_pair(repo, args.base, args.head, console.print)
-    machine = asv_machine(console.print)
-    url = store_url(args)
-    results = Path(args.results)
-    lineage = lineages.of(repo, base, head) if base != head else None
-    if lineage is not None and lineage.same_subject:
-        console.print(
-            f"  head {head[:12]}'s subject is base {base[:12]}'s (kernels/ and the dependency pins, "
-            f"{lineage.head['subject']}): the base's results judge it, nothing is measured for the head"
-        )
-        sides = {"base": side_of(repo, "base", base, results)}
-    else:
-        sides = {"head": side_of(repo, "head", head, results, meter=base, say=say_plainly(console))}
-        if base != head:
-            base_side = side_of(repo, "base", base, results)
-            sides = {"base": base_side, "head": replace(sides["head"], against=base_side)}
-    if lineage is not None and lineage.meter_changes:
-        console.print(
-            f"  head changes the meter ({', '.join(lineage.meter_changes[:4])}"
-            f"{' ...' if len(lineage.meter_changes) > 4 else ''}): it is measured with the base's"
-        )
-    where = placements.here(machine, console.print)
-    here = {at.machine for at in where}  # a commit's runs on other machines do not time it on this one
-    with db.transaction(url) as session:
-        measured = {}
-        for name, side in sides.items():
-            found_here = queries.provenances(session, commit_sha=side.sha).items()
-            runs = [p for (m, _), found in found_here if m in here or None in here for p in found]
-            # the head's results count only when the base's meter took them (or, unrecorded, when it is the head's)
-            meter = lineage.base["meter"] if lineage is not None else None
-            measured[name] = bool(runs) and (meter is None or any(r.get("meter") == meter for r in runs))
-    if not all(measured.values()):
-        cost.ensure_valgrind(install=True, say=console.print)
-    for name, side in sides.items():
-        if measured[name]:
-            console.print(f"  {name} {side.sha[:12]} has results in {url}: only undecided cells get rounds")
-        else:
-            measure(side, args.rounds, where, repo, console, profile_time=args.profile_time)
-    judge = Judge(url, repo, base, head, list(sides.values()), console, fallback=False)
-    evaluation = judge(extra_impls=args.impl)
-    again = " ".join(
-        ["fusegate", "gate", "--base", args.base, "--head", args.head, "--measure"]
-        + (["--db", args.db] if args.db else [])
-    )
-    evaluation = more_rounds(
-        judge, evaluation, where, started + args.max_minutes * 60, sides, repo, console, again=again
-    )
-    console.print(f"  {time.monotonic() - started:.0f} s in all")
-    return evaluation
+    def asv(self, calls: list, *, side: Side, env: dict | None = None) -> float:
+        return _asv_calls(calls, side=side, repo=self.repo, console=self.console, env=env)

@@ -17,7 +17,18 @@ from gate.domain.vocabulary import Kind, Status
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context
+from gate.evaluate.reads import Impl, Read, Reads, Threads
 from gate.evaluate.row import Row, error, measured
+
+# each side at its fastest thread count: every count can become the fastest, and the paired ratios bound the row
+READS = Reads(
+    kind=Kind.BEST_THREADS,
+    rounds=(
+        Read(benchmark=TIME, threads=Threads.EVERY),
+        Read(benchmark=TIME, impl=Impl.BASELINE, threads=Threads.EVERY),
+        Read(benchmark=PAIRED, threads=Threads.EVERY),
+    ),
+)
 
 
 def rows(ctx: Context) -> list[Row]:

@@ -7,7 +7,10 @@ from gate.domain.benchmarks import COLLECTOR_AGAINST_BASE, COLLECTOR_COST, COLLE
 from gate.domain.vocabulary import Kind
 from gate.evaluate.context import Context
 from gate.evaluate.head_vs_base import Benchmarks, compare
+from gate.evaluate.reads import Read, Reads
 from gate.evaluate.row import Row
+
+READS = Reads(kind=Kind.COLLECTOR_HEAD_VS_BASE, rounds=(Read(benchmark=COLLECTOR_AGAINST_BASE),))
 
 COLLECTOR = Benchmarks(
     kind=Kind.COLLECTOR_HEAD_VS_BASE,

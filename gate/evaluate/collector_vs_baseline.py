@@ -11,7 +11,10 @@ from gate.domain.vocabulary import Kind, Status
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import missing, summary_of
 from gate.evaluate.context import Context
+from gate.evaluate.reads import Read, Reads
 from gate.evaluate.row import Row, error, measured
+
+READS = Reads(kind=Kind.COLLECTOR_VS_BASELINE, rounds=(Read(benchmark=COLLECTOR_PAIRED),))
 
 
 def rows(ctx: Context) -> list[Row]:

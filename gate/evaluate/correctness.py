@@ -11,7 +11,10 @@ from gate.domain.benchmarks import AGAINST_BASE, COLLECTOR_AGAINST_BASE, COST_BE
 from gate.domain.vocabulary import Decision, Kind, Status
 from gate.evaluate.cells import Summary
 from gate.evaluate.context import Context
+from gate.evaluate.reads import Reads
 from gate.evaluate.row import Row
+
+READS = Reads(kind=Kind.CORRECTNESS)  # a failure is decided: nothing to add
 
 NOT_CORRECTNESS = COST_BENCHMARKS | {AGAINST_BASE, COLLECTOR_AGAINST_BASE}
 

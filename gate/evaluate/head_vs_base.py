@@ -28,7 +28,11 @@ from gate.evaluate import cost, grid
 from gate.evaluate.cells import summary_of
 from gate.evaluate.context import Context
 from gate.evaluate.correctness import NOT_CORRECTNESS
+from gate.evaluate.reads import Read, Reads
 from gate.evaluate.row import Row, error, join, measured, passed
+
+# the head timed against the base in lockstep: a pass of the head's side (it runs the base's kernel beside it)
+READS = Reads(kind=Kind.HEAD_VS_BASE, rounds=(Read(benchmark=AGAINST_BASE),))
 
 
 @dataclass(frozen=True)

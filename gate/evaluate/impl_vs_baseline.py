@@ -9,7 +9,11 @@ from gate.domain.vocabulary import Kind, Status
 from gate.evaluate import cost, grid
 from gate.evaluate.cells import missing, summary_of
 from gate.evaluate.context import Context
+from gate.evaluate.reads import Read, Reads
 from gate.evaluate.row import Row, error, measured
+
+# more processes of its in-process pairs decide a row
+READS = Reads(kind=Kind.IMPL_VS_BASELINE, rounds=(Read(benchmark=PAIRED),))
 
 
 def rows(ctx: Context) -> list[Row]:

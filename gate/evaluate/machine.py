@@ -3,7 +3,11 @@ under one name, one whose results hold nothing the policy compares."""
 
 from __future__ import annotations
 
+from gate.domain.vocabulary import Kind
+from gate.evaluate.reads import Reads
 from gate.evaluate.row import Row, machine_error
+
+READS = Reads(kind=Kind.MACHINE)  # a machine's absence or change: nothing to add
 
 
 def missing(required: list[str], reported: list[str], head_sha: str) -> list[Row]:

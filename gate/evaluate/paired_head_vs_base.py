@@ -23,7 +23,11 @@ from gate.domain.vocabulary import Kind, Signal, Status
 from gate.evaluate import cost
 from gate.evaluate.cells import Summary, summary_of
 from gate.evaluate.context import Context
+from gate.evaluate.reads import Read, Reads
 from gate.evaluate.row import Row, join, measured, passed
+
+# both commits' own paired samples back a row: rounds on the head and on the base
+READS = Reads(kind=Kind.PAIRED_HEAD_VS_BASE, rounds=(Read(benchmark=PAIRED),), base_rounds=True)
 
 
 def ratio_summary(num: Summary, den: Summary) -> stats.Summary:

@@ -1,83 +1,61 @@
 """More rounds for the undecided cells only: which asv benchmarks (and parameter combinations) decide a row.
 
-``fusegate run`` and ``fusegate gate --rounds-for`` ask asv for more processes of just the benchmarks behind
+``fusegate run`` and ``fusegate gate --measure`` ask asv for more processes of just the benchmarks behind
 the inconclusive rows that the policy's budget (``max_rounds`` processes per cell) still allows, append their
 samples to the commit's results (``asv run --append-samples``), ingest and evaluate again, until every cell is
-decided, the budget is spent or the time allowed is up. asv selects parameter combinations by matching
-``name(param, ...)`` with the ``--bench`` regular expressions (the values as asv writes them: strings quoted).
+decided, the budget is spent or the time allowed is up. What a row's kind reads is declared by its module
+(``gate.evaluate.reads``); the selections, their ``--bench`` patterns and a round's time derive from it.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from gate.bot.report import open_cells
-from gate.domain.vocabulary import Decision, Kind, Signal
-from gate.evaluate import tradeoff
+from gate.domain.benchmarks import AGAINST_BASE, COLLECTOR_AGAINST_BASE
+from gate.domain.vocabulary import Decision, Signal
+from gate.evaluate import kinds, tradeoff
+from gate.evaluate.reads import Selection, open_cells
+from gate.policy import Policy
 
-TIME = r"hot_slice\.HotSlice\.time_update_state"
-PAIRED = r"hot_slice\.Paired\.track_ratio"
-COLLECTOR_PAIRED = r"collector\.CollectorPaired\.track_ratio"
-AGAINST_BASE = r"hot_slice\.AgainstBase\.track_ratio"
-COLLECTOR_AGAINST_BASE = r"collector\.CollectorAgainstBase\.track_ratio"
-
-
-def _combo(benchmark: str, task: str, impl: str | None, num_envs, threads) -> str:
-    impl_re = r"'[^']+'" if impl is None else re.escape(repr(impl))
-    n = r"\d+" if num_envs is None else str(int(num_envs))
-    t = r"\d+" if threads is None else str(int(threads))
-    return rf"^{benchmark}\({re.escape(repr(task))}, {impl_re}, {n}, {t}\)$"
+ROUNDS_STEP = 2  # processes added per undecided cell and pass
+PROCESS_S = 10.0  # seconds per benchmark process of a suite this commit's results have not timed yet
+START_S = 15.0  # seconds of asv's start and the parity check per asv call
+LOCKSTEP = frozenset({AGAINST_BASE, COLLECTOR_AGAINST_BASE})  # the suites a duet pass times
 
 
-def benches_for(row, baseline: str) -> list[str]:
-    """The ``asv run --bench`` patterns whose new processes add samples to ``row`` (a ComparisonOut)."""
-    kind, task, impl, n, t = row.kind, row.task, row.impl, row.num_envs, row.threads
-    if kind in (Kind.IMPL_VS_BASELINE, Kind.PAIRED_HEAD_VS_BASE):
-        return [_combo(PAIRED, task, impl, n, t)]
-    if kind == Kind.BEST_THREADS:  # each side at its fastest thread count: every count can become the fastest
-        return [
-            _combo(TIME, task, impl, n, None),
-            _combo(TIME, task, baseline, n, None),
-            _combo(PAIRED, task, impl, n, None),  # the paired ratios that bound the row, at every count
-        ]
-    if kind == Kind.HEAD_VS_BASE:  # the head timed against the base in lockstep: a pass of the head's side
-        return [_combo(AGAINST_BASE, task, impl, n, t)]
-    if kind == Kind.COLLECTOR_VS_BASELINE:
-        return [_combo(COLLECTOR_PAIRED, task, impl, n, t)]
-    if kind == Kind.COLLECTOR_HEAD_VS_BASE:
-        return [_combo(COLLECTOR_AGAINST_BASE, task, impl, n, t)]
-    return []
+def benches_for(row, baseline: str) -> list[Selection]:
+    """The selections whose new processes add samples to ``row`` (a ComparisonOut), by its kind's ``READS``."""
+    return kinds.selections_of(row, baseline)
 
 
-HEAD_VS_BASE = (Kind.PAIRED_HEAD_VS_BASE,)  # rows whose samples come from both commits' own measurements
-
-
-def duet_cells(patterns: Iterable[str]) -> str:
-    """``FUSEGATE_BENCH_DUET_CELLS`` for the lockstep patterns among ``patterns``: the pass then times only them."""
-    cells = []
-    for p in patterns:
-        m = re.search(r"AgainstBase\\\.track_ratio\\\('([^']+)', '([^']+)', (\d+), (\d+)\\\)", p)
-        if m:
-            cells.append("/".join(m.groups()))
+def duet_cells(selections: Iterable[Selection]) -> str:
+    """``FUSEGATE_BENCH_DUET_CELLS`` for the lockstep selections among ``selections``: the pass then times only
+    them."""
+    cells = [
+        f"{s.task}/{s.impl}/{s.num_envs}/{s.threads}"
+        for s in selections
+        if s.benchmark in LOCKSTEP and None not in (s.impl, s.num_envs, s.threads)
+    ]
     return ",".join(dict.fromkeys(cells))
 
 
 def open_benches(
-    comparisons: Iterable, policy: dict, machine: str | None = None, *, side: str = "head"
-) -> list[str]:
-    """Patterns for every inconclusive row on ``machine`` (all machines if None) the budget still allows: on
-    the head commit (``side="head"``), or on the base (``"base"``: only the head-vs-base rows have base samples)."""
-    budget = int(policy.get("max_rounds", 0))
-    baseline = str(policy.get("baseline", "handwritten"))
+    comparisons: Iterable, policy: Policy, machine: str | None = None, *, side: str = "head"
+) -> list[Selection]:
+    """Selections for every inconclusive row on ``machine`` (all machines if None) the budget still allows: on
+    the head commit (``side="head"``), or on the base (``"base"``: only the kinds that read the base's own samples,
+    ``Reads.base_rounds``)."""
+    budget, baseline = policy.max_rounds, policy.baseline
     rows = list(comparisons)
-    patterns: dict[str, None] = {}
+    chosen: dict[Selection, None] = {}
     for row in open_cells(rows, budget):
-        if (machine is None or row.machine == machine) and (side == "head" or row.kind in HEAD_VS_BASE):
+        if (machine is None or row.machine == machine) and (
+            side == "head" or kinds.declared(row.kind).base_rounds
+        ):
             for sibling in tradeoff_siblings(row, rows, budget):  # the speedup that would prove it, first
-                patterns.update(dict.fromkeys(benches_for(sibling, baseline)))
-            patterns.update(dict.fromkeys(benches_for(row, baseline)))
-    return list(patterns)
+                chosen.update(dict.fromkeys(benches_for(sibling, baseline)))
+            chosen.update(dict.fromkeys(benches_for(row, baseline)))
+    return list(chosen)
 
 
 def tradeoff_siblings(row, rows: list, budget: int) -> list:
@@ -89,11 +67,17 @@ def tradeoff_siblings(row, rows: list, budget: int) -> list:
     return [r for r in rows if tradeoff.family(r) == mine and r.threads != row.threads and r.groups < budget]
 
 
-def class_of(pattern: str) -> str:
-    """The ``module.Class`` a pattern of ``benches_for`` selects from."""
-    return ".".join(pattern.lstrip("^").split("\\(")[0].replace("\\", "").split(".")[:2])
+def seconds(selections: Iterable[Selection], per_process: Mapping[str, float]) -> dict[Selection, float]:
+    """A round's expected seconds per selection: ``ROUNDS_STEP`` processes of its suite, at the suite's seconds
+    per process in the commit's results (``per_process``: ``module.Class`` -> seconds), else ``PROCESS_S``."""
+    return {s: ROUNDS_STEP * per_process.get(s.suite, PROCESS_S) for s in selections}
 
 
-def bench_args(patterns: Iterable[str]) -> list[str]:
-    """``--bench P`` for each pattern (asv runs what any of them matches)."""
-    return [arg for p in patterns for arg in ("--bench", p)]
+def expected(steps: Iterable[Mapping[Selection, float]]) -> float:
+    """The seconds of the asv calls ``steps`` (each call's selections and their seconds), their starts included."""
+    return sum(sum(step.values()) + START_S for step in steps)
+
+
+def bench_args(selections: Iterable[Selection]) -> list[str]:
+    """``--bench P`` for each selection's pattern (asv runs what any of them matches)."""
+    return [arg for s in selections for arg in ("--bench", s.pattern)]

@@ -211,7 +211,7 @@ def test_kernels_cost_without_valgrind_says_how_to_install_it(monkeypatch, capsy
 )
 def test_a_bad_benchmark_setting_stops_a_measuring_command_before_anything_runs(argv, monkeypatch, capsys):
     monkeypatch.setenv("FUSEGATE_BENCH_THREADS", "1,x")
-    monkeypatch.setattr("gate.cli.measure.side_of", lambda *a, **k: pytest.fail("measured anyway"))
+    monkeypatch.setattr("gate.runner.sides.side_of", lambda *a, **k: pytest.fail("measured anyway"))
     assert cli.main(argv) == exits.CONFIG
     assert "FUSEGATE_BENCH_THREADS='1,x'" in capsys.readouterr().err
 

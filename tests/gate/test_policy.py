@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from gate.git import RefError, resolve
-from gate.policy import POLICY_FILE, Policy, PolicyError, read_from_base
+from gate.policy import POLICY_FILE, MarginRule, Policy, PolicyError, judged_by, read_from_base
 from tests.gate import gitrepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,3 +83,19 @@ def test_refs_that_are_options_or_unknown_are_refused(tmp_path, ref):
     gitrepo.commit(tmp_path)
     with pytest.raises(RefError):
         resolve(tmp_path, ref)
+
+
+def test_an_evaluations_policy_record_is_typed_again_and_refuses_what_a_file_would():
+    """The record an evaluation carries (``to_dict``, in memory or stored as JSON) is the policy again."""
+    import json
+    from types import SimpleNamespace
+
+    policy = Policy(
+        required_machines=("m1",), margins=(MarginRule(margin=0.05, task="g1_walk"),), max_rounds=6
+    )
+    assert Policy.from_dict(policy.to_dict()) == policy
+    assert judged_by(SimpleNamespace(policy=json.loads(json.dumps(policy.to_dict())))) == policy
+    assert judged_by(SimpleNamespace(policy=policy)) is policy
+    assert judged_by(SimpleNamespace(policy={})) is None  # an evaluation that could not read its policy
+    with pytest.raises(PolicyError, match="unknown key"):
+        Policy.from_dict({**policy.to_dict(), "rounds": 3})

@@ -11,7 +11,9 @@ import pytest
 
 from gate.cli.placements import PlacementRun
 from gate.domain.selection import PAIRED_ROUNDS, gate_asv_runs
-from gate.runner import rounds
+from gate.policy import Policy
+from gate.runner import gating, rounds
+from gate.runner import sides as commits
 
 ONE = [PlacementRun("m1")]  # a one-node machine: its only placement, under its asv name
 
@@ -66,7 +68,9 @@ def _row(kind: str, impl="assembled", *, decision="inconclusive", groups=3, thre
     )
 
 
-def _selected(patterns: list[str]) -> set[str]:
+def _selected(selections) -> set[str]:
+    """The combinations asv runs for ``selections`` (``rounds.Selection``s or their ``--bench`` patterns)."""
+    patterns = [getattr(s, "pattern", s) for s in selections]
     return {name for name in ALL if any(re.search(p, name) for p in patterns)}
 
 
@@ -105,11 +109,11 @@ def test_only_undecided_rows_under_the_budget_on_this_machine_get_rounds():
         _row("head_vs_base", "handwritten", machine="m2"),
         _row("impl_vs_baseline"),  # the same selection once
     ]
-    patterns = rounds.open_benches(rows, {"max_rounds": 8, "baseline": "handwritten"}, machine="m1")
+    patterns = rounds.open_benches(rows, Policy(max_rounds=8, baseline="handwritten"), machine="m1")
     assert _selected(patterns) == {"hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"}
     assert len(patterns) == 1
-    assert rounds.bench_args(patterns) == ["--bench", patterns[0]]
-    everywhere = rounds.open_benches(rows, {"max_rounds": 8}, machine=None)
+    assert rounds.bench_args(patterns) == ["--bench", patterns[0].pattern]
+    everywhere = rounds.open_benches(rows, Policy(max_rounds=8), machine=None)
     assert "hot_slice.AgainstBase.track_ratio('g1_walk', 'handwritten', 4096, 1)" in _selected(everywhere)
     assert rounds.duet_cells(everywhere) == "g1_walk/handwritten/4096/1"  # the lockstep pass times only it
 
@@ -117,7 +121,7 @@ def test_only_undecided_rows_under_the_budget_on_this_machine_get_rounds():
 def test_the_base_gets_rounds_only_for_rows_that_read_its_own_samples():
     """Head vs base is timed in lockstep from the head's side; only paired_head_vs_base reads the base's own."""
     rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy"), _row("paired_head_vs_base")]
-    policy = {"max_rounds": 8, "baseline": "handwritten"}
+    policy = Policy(max_rounds=8, baseline="handwritten")
     assert _selected(rounds.open_benches(rows, policy, side="base")) == {
         "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)"
     }
@@ -130,8 +134,8 @@ def test_a_pattern_names_its_benchmark_class():
         ("head_vs_base", "hot_slice.AgainstBase"),
         ("collector_vs_baseline", "collector.CollectorPaired"),
     ):
-        (pattern,) = rounds.benches_for(_row(kind), "handwritten")
-        assert rounds.class_of(pattern) == cls
+        (selection,) = rounds.benches_for(_row(kind), "handwritten")
+        assert selection.suite == cls
 
 
 def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
@@ -145,10 +149,10 @@ def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
     (repo / "marker.txt").write_text("head only\n")
     gitrepo.git(repo, "add", "marker.txt")
     head = gitrepo.commit(repo, message="head")
-    here = measuring.side_of(repo, "head", head, repo / ".asv" / "results")
+    here = commits.side_of(repo, "head", head, repo / ".asv" / "results")
     # the tree's code, whatever the interpreter has installed (an editable install of another checkout)
     assert here.tree == repo and measuring._asv_env(here, repo)["ASV_PYTHONPATH"] == str(repo)
-    there = measuring.side_of(repo, "base", base, repo / ".asv" / "results")
+    there = commits.side_of(repo, "base", base, repo / ".asv" / "results")
     assert (
         there.tree == repo / ".fusegate" / "worktrees" / base[:12]
         and there.results == there.tree / ".asv" / "results"
@@ -156,12 +160,12 @@ def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
     assert gitrepo.git(there.tree, "rev-parse", "HEAD") == base and not (there.tree / "marker.txt").exists()
     assert measuring._asv_env(there, repo)["ASV_PYTHONPATH"] == str(there.tree)
     assert measuring._asv_env(there, repo)["ASV_COMMIT"] == base
-    assert measuring.side_of(repo, "base", base, repo / ".asv" / "results") == there  # reused
+    assert commits.side_of(repo, "base", base, repo / ".asv" / "results") == there  # reused
 
 
 def _evaluation(verdict, rows):
     return SimpleNamespace(
-        verdict=verdict, comparisons=rows, policy={"max_rounds": 8, "baseline": "handwritten"}
+        verdict=verdict, comparisons=rows, policy=Policy(max_rounds=8, baseline="handwritten")
     )
 
 
@@ -184,39 +188,33 @@ def _judge(then: str, *, base: str, head: str) -> _Judge:
 
 
 def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp_path, monkeypatch):
-    from gate.cli import measure as measuring
-
     sides = {
-        name: _measured(measuring.Side(name, name * 20, tmp_path / name, tmp_path / name / "results"))
+        name: _measured(commits.Side(name, name * 20, tmp_path / name, tmp_path / name / "results"))
         for name in ("base", "head")
     }
     calls = []
+    meter = SimpleNamespace(asv=lambda c, *, side, env=None: calls.append((side.name, c[0][0], env)) or 1.0)
     monkeypatch.setattr(
-        measuring,
-        "_asv_calls",
-        lambda c, *, side, repo, console, env=None: calls.append((side.name, c[0][0], env)) or 1.0,
-    )
-    monkeypatch.setattr(
-        measuring, "_per_process", lambda results, sha: {"hot_slice.HotSlice": 0.5, "hot_slice.Paired": 2.0}
+        commits, "per_process", lambda side: {"hot_slice.HotSlice": 0.5, "hot_slice.Paired": 2.0}
     )
     console = SimpleNamespace(print=lambda *a, **k: None)
     open_rows = [_row("impl_vs_baseline"), _row("head_vs_base", "numpy"), _row("paired_head_vs_base")]
 
     judge = _judge("approve", base="b" * 40, head="h" * 40)
-    done = measuring.more_rounds(
+    done = gating.more_rounds(
         judge,
         _evaluation("inconclusive", open_rows),
         ONE,
         time.monotonic() + 600,
         sides,
-        tmp_path,
         console,
+        meter=meter,
         again="again",
     )
     assert done.verdict == "approve"
     (base_extra, base_env) = next((extra, env) for name, extra, env in calls if name == "base")
     (head_extra, head_env) = next((extra, env) for name, extra, env in calls if name == "head")
-    assert base_extra[:3] == ("--append-samples", "-a", f"rounds={measuring.ROUNDS_STEP}")
+    assert base_extra[:3] == ("--append-samples", "-a", f"rounds={rounds.ROUNDS_STEP}")
     assert _selected(list(head_extra[4::2])) == {
         "hot_slice.Paired.track_ratio('g1_walk', 'assembled', 4096, 1)",
         "hot_slice.AgainstBase.track_ratio('g1_walk', 'numpy', 4096, 1)",
@@ -230,34 +228,28 @@ def test_more_rounds_measures_the_undecided_cells_on_each_side_until_decided(tmp
 
 
 def test_more_rounds_stop_at_the_deadline_and_say_the_command_that_goes_on(tmp_path, monkeypatch):
-    from gate.cli import measure as measuring
-
-    side = _measured(
-        measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved"
-    )
-    monkeypatch.setattr(
-        measuring, "_asv_calls", lambda *a, **k: pytest.fail("past the deadline: nothing runs")
-    )
-    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
+    side = _measured(commits.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved")
+    meter = SimpleNamespace(asv=lambda *a, **k: pytest.fail("past the deadline: nothing runs"))
+    monkeypatch.setattr(commits, "per_process", lambda side: {})
     said = []
     console = SimpleNamespace(print=lambda text, **k: said.append(text))
     judge = SimpleNamespace(base="h" * 40, head="h" * 40)
     undecided = _evaluation("inconclusive", [_row("impl_vs_baseline")])
-    done = measuring.more_rounds(
+    done = gating.more_rounds(
         judge,
         undecided,
         ONE,
         time.monotonic() + 5,
         {"head": side},
-        tmp_path,
         console,
+        meter=meter,
         again="fusegate run --continue",
     )
     assert done is undecided and "fusegate run --continue" in said[-1]
     spent = _evaluation("inconclusive", [_row("impl_vs_baseline", groups=8)])
     assert (
-        measuring.more_rounds(
-            judge, spent, ONE, time.monotonic() + 600, {"head": side}, tmp_path, console, again="x"
+        gating.more_rounds(
+            judge, spent, ONE, time.monotonic() + 600, {"head": side}, console, meter=meter, again="x"
         )
         is spent
     )
@@ -268,24 +260,23 @@ def test_more_rounds_stop_when_a_round_adds_no_process_to_an_undecided_row(tmp_p
     """A row head over base counts the side with fewer processes; when that side is a base measured from another
     checkout (no rounds for it here), the head's rounds leave the row as it was: one round, then the loop says so
     and stops, instead of spending the budget to the deadline."""
-    from gate.cli import measure as measuring
 
-    head = _measured(measuring.Side("head", "h" * 40, tmp_path / "h", tmp_path / "h" / "results"))
-    base = measuring.Side("base", "b" * 40, tmp_path / "b", tmp_path / "b" / "results")  # no results here
+    head = _measured(commits.Side("head", "h" * 40, tmp_path / "h", tmp_path / "h" / "results"))
+    base = commits.Side("base", "b" * 40, tmp_path / "b", tmp_path / "b" / "results")  # no results here
     calls = []
-    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, *, side, **k: calls.append(side.name))
-    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
+    meter = SimpleNamespace(asv=lambda batch, *, side, **k: calls.append(side.name))
+    monkeypatch.setattr(commits, "per_process", lambda side: {})
     said = []
     console = SimpleNamespace(print=lambda text, **k: said.append(text))
     judge = _Stuck(base="b" * 40, head="h" * 40)
-    done = measuring.more_rounds(
+    done = gating.more_rounds(
         judge,
         judge(),
         ONE,
         time.monotonic() + 600,
         {"base": base, "head": head},
-        tmp_path,
         console,
+        meter=meter,
         again="fusegate gate --measure",
     )
     assert done.verdict == "inconclusive"
@@ -296,14 +287,11 @@ def test_more_rounds_stop_when_a_round_adds_no_process_to_an_undecided_row(tmp_p
 def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, monkeypatch):
     """A serial loop's 2-thread rows: time 2x slower, not yet past false-discovery control, a few minutes left.
     The rounds that fit go to the row whose p-value says slower, not to the rows that do not."""
-    from gate.cli import measure as measuring
 
-    side = _measured(
-        measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved"
-    )
+    side = _measured(commits.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved")
     calls = []
-    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0][0]))
-    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})  # 10 s a process, the default
+    meter = SimpleNamespace(asv=lambda batch, **k: calls.append(batch[0][0]))
+    monkeypatch.setattr(commits, "per_process", lambda side: {})  # 10 s a process, the default
     console = SimpleNamespace(print=lambda *a, **k: None)
     slower = SimpleNamespace(**vars(_row("head_vs_base", threads=2)), p_value=1e-3)
     unsure = SimpleNamespace(**vars(_row("impl_vs_baseline", "numpy")), p_value=0.4)
@@ -312,8 +300,8 @@ def test_when_not_every_round_fits_the_rows_nearest_a_fail_go_first(tmp_path, mo
     judge = _judge("reject", base="h" * 40, head="h" * 40)
     undecided = _evaluation("inconclusive", [errored, unsure, slower])
     # each selection: 2 processes of 10 s, plus 15 s of asv's start: room for one
-    done = measuring.more_rounds(
-        judge, undecided, ONE, time.monotonic() + 50, {"head": side}, tmp_path, console, again="x"
+    done = gating.more_rounds(
+        judge, undecided, ONE, time.monotonic() + 50, {"head": side}, console, meter=meter, again="x"
     )
     assert done.verdict == "reject"
     [extra] = calls
@@ -333,13 +321,12 @@ def test_the_profile_gives_the_paired_tracks_their_rounds_explicitly():
 
 def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch, tmp_path):
     """A docs-only head is not measured: its undecided rows are the base's, so the base gets their rounds."""
-    from gate.cli import measure
     from gate.domain.vocabulary import Verdict
 
     calls = []
-    monkeypatch.setattr(measure, "_per_process", lambda results, sha: {})
-    monkeypatch.setattr(measure, "_asv_calls", lambda batch, *, side, **kw: calls.append((side.name, batch)))
-    policy = {"max_rounds": 8, "baseline": "handwritten"}
+    monkeypatch.setattr(commits, "per_process", lambda side: {})
+    meter = SimpleNamespace(asv=lambda batch, *, side, **kw: calls.append((side.name, batch)))
+    policy = Policy(max_rounds=8, baseline="handwritten")
     undecided = SimpleNamespace(
         verdict=Verdict.INCONCLUSIVE, policy=policy, comparisons=[_row("collector_vs_baseline")]
     )
@@ -354,8 +341,8 @@ def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch,
     judge = Judge()
     base = _measured(SimpleNamespace(name="base", sha="b" * 40, results=tmp_path))
     console = SimpleNamespace(print=lambda *a, **k: None)
-    out = measure.more_rounds(
-        judge, undecided, ONE, time.monotonic() + 3600, {"base": base}, tmp_path, console, again=""
+    out = gating.more_rounds(
+        judge, undecided, ONE, time.monotonic() + 3600, {"base": base}, console, meter=meter, again=""
     )
     assert out is decided
     [(side, [(extra, _, _)])] = calls
@@ -368,7 +355,6 @@ def test_a_head_judged_on_the_bases_results_gets_rounds_on_the_base(monkeypatch,
 def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkeypatch):
     """A two-node machine measured at two placements: an undecided row of ``m1__interleaved`` gets its rounds
     under that asv machine name, with that placement's environment; the bound node's rows are decided."""
-    from gate.cli import measure as measuring
 
     where = [
         PlacementRun("m1__node0", "node0", {"FUSEGATE_CPUS": "0-3", "FUSEGATE_MEMPOLICY": "bind:0"}),
@@ -379,26 +365,24 @@ def test_rounds_go_to_the_placement_whose_machine_the_row_is_of(tmp_path, monkey
             first=False,
         ),
     ]
-    side = _measured(
-        measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved"
-    )
+    side = _measured(commits.Side("head", "h" * 40, tmp_path, tmp_path / "results"), "m1", "m1__interleaved")
     calls = []
-    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, **k: calls.append(batch[0]))
-    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
+    meter = SimpleNamespace(asv=lambda batch, **k: calls.append(batch[0]))
+    monkeypatch.setattr(commits, "per_process", lambda side: {})
 
     rows = [
         _row("impl_vs_baseline", machine="m1__interleaved"),
         _row("impl_vs_baseline", decision="pass", machine="m1__node0"),
     ]
     console = SimpleNamespace(print=lambda *a, **k: None)
-    measuring.more_rounds(
+    gating.more_rounds(
         _judge("approve", base="h" * 40, head="h" * 40),
         _evaluation("inconclusive", rows),
         where,
         time.monotonic() + 600,
         {"head": side},
-        tmp_path,
         console,
+        meter=meter,
         again="x",
     )
     [(extra, _, env)] = calls
@@ -444,7 +428,7 @@ def test_a_runner_asks_for_and_measures_each_placements_open_cells(tmp_path, mon
     )
     monkeypatch.setattr(command, "gather", lambda side, results: None)
     sides = {
-        name: _measured(measuring.Side(name, name[0] * 40, tmp_path, tmp_path / "results"), "m1__interleaved")
+        name: _measured(commits.Side(name, name[0] * 40, tmp_path, tmp_path / "results"), "m1__interleaved")
         for name in ("base", "head")
     }
     console = SimpleNamespace(print=lambda *a, **k: None)
@@ -462,26 +446,24 @@ def test_no_rounds_append_to_a_side_whose_results_are_elsewhere(tmp_path, monkey
     """The store has the base's run, measured from another checkout: appending rounds here would start a results
     file with the new samples only, and ingesting it would replace the stored run. The base gets no rounds; the
     head, whose results are here, does."""
-    from gate.cli import measure as measuring
-
     sides = {
-        "base": measuring.Side("base", "b" * 40, tmp_path, tmp_path / "elsewhere"),  # nothing here
-        "head": _measured(measuring.Side("head", "h" * 40, tmp_path, tmp_path / "results")),
+        "base": commits.Side("base", "b" * 40, tmp_path, tmp_path / "elsewhere"),  # nothing here
+        "head": _measured(commits.Side("head", "h" * 40, tmp_path, tmp_path / "results")),
     }
     calls, said = [], []
-    monkeypatch.setattr(measuring, "_asv_calls", lambda batch, *, side, **k: calls.append(side.name))
-    monkeypatch.setattr(measuring, "_per_process", lambda results, sha: {})
+    meter = SimpleNamespace(asv=lambda batch, *, side, **k: calls.append(side.name))
+    monkeypatch.setattr(commits, "per_process", lambda side: {})
 
     console = SimpleNamespace(print=lambda text, **k: said.append(text))
     rows = [_row("paired_head_vs_base")]  # samples on both sides
-    measuring.more_rounds(
+    gating.more_rounds(
         _judge("approve", base="b" * 40, head="h" * 40),
         _evaluation("inconclusive", rows),
         ONE,
         time.monotonic() + 600,
         sides,
-        tmp_path,
         console,
+        meter=meter,
         again="x",
     )
     assert calls == ["head"]

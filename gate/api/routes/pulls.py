@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 
 from gate.api.schemas import AcceptanceOut, CheckOut, Problem, PullOut, RoundsOut
-from gate.bot import report
 from gate.domain.machines import MACHINE_NAME_MAX, MACHINE_NAME_PATTERN
 from gate.domain.vocabulary import Verdict
+from gate.evaluate.reads import open_cells
+from gate.policy import judged_by
 from gate.store import acceptances, pulls
 from gate.web import ReadSessionDep, latest_verdict
 
@@ -52,8 +53,9 @@ def rounds(
 ) -> RoundsOut:
     """Whether ``machine`` should run more rounds of (base, head): its inconclusive cells under the round budget."""
     evaluation = latest_verdict(request, session, base, head)  # 404 until the first evaluation
-    budget = int(evaluation.policy.get("max_rounds", 0))
-    cells = [c for c in report.open_cells(evaluation.comparisons, budget) if c.machine == machine]
+    policy = judged_by(evaluation)
+    budget = policy.max_rounds if policy else 0
+    cells = [c for c in open_cells(evaluation.comparisons, budget) if c.machine == machine]
     more = evaluation.verdict == Verdict.INCONCLUSIVE and bool(cells)
     return RoundsOut(
         base_sha=evaluation.base_sha,

@@ -75,9 +75,7 @@ def run(args: argparse.Namespace) -> int:
     repo = repo_path()
     policy.read_from_base(repo, git.resolve(repo, args.base))  # a policy that cannot be read: exit 78 first
     if args.measure:
-        from gate.cli.measure import gate_measured
-
-        evaluation = gate_measured(args)
+        evaluation = _measured(args)
     else:
         url, repo, base, head = commits_of(args)
         base, head = judged_pair(repo, base, head, output.console(stderr=True).print)
@@ -100,3 +98,40 @@ def run(args: argparse.Namespace) -> int:
         with open(args.summary, "a") as f:
             f.write(text)
     return EXIT_CODES[Verdict(evaluation.verdict)]
+
+
+def _measured(args: argparse.Namespace):
+    """``--measure``: the arguments to the use case (``gate.runner.gating.measured_verdict``), then its time."""
+    import time
+    from pathlib import Path
+
+    from gate.cli import placements
+    from gate.cli.measure import LocalMeter, asv_machine
+    from gate.cli.options import repo_path, store_url
+    from gate.runner import gating
+
+    started = time.monotonic()
+    repo = repo_path()
+    console = output.console(stderr=True)
+    base, head = judged_pair(repo, args.base, args.head, console.print)
+    machine = asv_machine(console.print)
+    where = placements.here(machine, console.print)
+    again = " ".join(
+        ["fusegate", "gate", "--base", args.base, "--head", args.head, "--measure"]
+        + (["--db", args.db] if args.db else [])
+    )
+    pair = gating.Pair(
+        repo=repo,
+        base=base,
+        head=head,
+        url=store_url(args),
+        results=Path(args.results),
+        where=where,
+        deadline=started + args.max_minutes * 60,
+        again=again,
+        extra_impls=tuple(args.impl),
+    )
+    meter = LocalMeter(repo, console, where, rounds=args.rounds, profile_time=args.profile_time)
+    evaluation = gating.measured_verdict(pair, meter, console)
+    console.print(f"  {time.monotonic() - started:.0f} s in all")
+    return evaluation

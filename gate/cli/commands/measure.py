@@ -57,16 +57,17 @@ def run(args: argparse.Namespace) -> int:
     from gate.cli import measure as measuring
     from gate.cli.options import judged_pair, repo_path
     from gate.meter import cost
+    from gate.runner import sides as commits
 
     repo = repo_path()
     console = output.console(stderr=True)
     base, head = judged_pair(repo, args.base, args.head, console.print)
     results = Path(args.results)
     machine = measuring.asv_machine(console.print)
-    base_side = measuring.side_of(repo, "base", base, results)
+    base_side = commits.side_of(repo, "base", base, results)
     sides = {"base": base_side}
     if head != base:
-        head_side = measuring.side_of(
+        head_side = commits.side_of(
             repo, "head", head, results, meter=base, say=measuring.say_plainly(console)
         )
         sides["head"] = replace(head_side, against=base_side)
@@ -110,14 +111,18 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
 
     from gate.cli import measure as measuring
     from gate.domain.vocabulary import Kind
-    from gate.runner import asvrun, rounds
+    from gate.policy import Policy
+    from gate.runner import gating, rounds
+    from gate.runner import sides as commits
     from gate.runner import upload as runner
 
     conf = settings()
     url = need(conf.url, "FUSEGATE_URL")
     name = need(conf.machine or machine, "FUSEGATE_MACHINE")
+    where = placements.here(machine, console.print)  # each placement's cells, under its own asv name
+    meter = measuring.LocalMeter(repo, console, where, rounds=args.rounds)
     added = False
-    for at in placements.here(machine, console.print):  # each placement's cells, under its own asv name
+    for at in where:
         asked = at.machine if at.label else name
         try:
             answer = runner.more_rounds(
@@ -133,31 +138,12 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
         baseline = next(
             (c.baseline for c in cells if c.kind in (Kind.IMPL_VS_BASELINE, Kind.BEST_THREADS)), "handwritten"
         )
-        policy = {"max_rounds": answer["budget"], "baseline": baseline}
+        policy = Policy(max_rounds=answer["budget"], baseline=baseline)
         for side_name, side in sides.items():
-            patterns = rounds.open_benches(cells, policy, asked, side=side_name)
-            if not patterns or not measuring.has_results(side, at.machine):
+            chosen = rounds.open_benches(cells, policy, asked, side=side_name)
+            if not chosen or not commits.has_results(side, at.machine):
                 continue  # nothing open, or no results file here to append to (measure it first)
-            extra = (
-                "--append-samples",
-                "-a",
-                f"rounds={measuring.ROUNDS_STEP}",
-                *rounds.bench_args(patterns),
-            )
-            duet = rounds.duet_cells(patterns)
-            measuring._asv_calls(
-                [
-                    (
-                        (*extra, *at.asv_args()),
-                        asvrun.Call({p: 10.0 for p in patterns}, measuring.ROUNDS_STEP),
-                        at.environment(),
-                    )
-                ],
-                side=side,
-                repo=repo,
-                console=console,
-                env={"FUSEGATE_BENCH_DUET_CELLS": duet} if duet else None,
-            )
+            gating.append(meter, side, at, chosen, rounds.seconds(chosen, commits.per_process(side)))
             gather(side, results)
             added = True
     return exits.APPROVE if added else exits.REJECT

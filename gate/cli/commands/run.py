@@ -14,7 +14,7 @@ from pathlib import Path
 from gate import git
 from gate.cli import output, placements
 from gate.cli.commands import serve
-from gate.cli.measure import Judge, Side, asv_machine, measure, more_rounds
+from gate.cli.measure import LocalMeter, asv_machine
 from gate.cli.options import (
     DEFAULT_RESULTS,
     db_option,
@@ -23,6 +23,9 @@ from gate.cli.options import (
     rows_option,
     store_url,
 )
+from gate.runner.gating import more_rounds
+from gate.runner.judge import Judge
+from gate.runner.sides import Side
 
 NAME = ("run",)
 HELP = "the main job: quick benchmarks of HEAD -> the store -> the verdict -> the service on localhost"
@@ -85,11 +88,10 @@ def run(args: argparse.Namespace) -> int:
     url = store_url(args)
     side = Side("head", head, repo, Path(args.results))
     where = placements.here(machine, console.print)
+    meter = LocalMeter(repo, console, where, rounds=args.rounds, profile_time=args.profile_time)
     if not (args.no_bench or args.resume):
-        from gate.meter import cost
-
-        cost.ensure_valgrind(install=True, say=console.print)
-        measure(side, args.rounds, where, repo, console, profile_time=args.profile_time)
+        meter.prepare()
+        meter.measure(side)
     console.print(f"[bold]results[/] into {url}")
     judge = Judge(url, repo, base, head, [side], console, fallback=True)
     evaluation = judge()
@@ -100,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
             where,
             started + args.max_minutes * 60,
             {"head": side},
-            repo,
             console,
+            meter=meter,
             again=_continue_command(args),
         )
     output.print_verdict(evaluation, rows=args.rows)
