@@ -19,7 +19,7 @@ What one timing process does, and what it leaves to others:
 - ``PAIRED_IMPLS``: the quick profile pairs with the hand-written kernel only what the policy compares;
 - the snapshot's arrays start at random cache-line offsets in every process (``FUSEGATE_BENCH_LAYOUT``,
   ``random`` by default, or ``fixed``), so a cell's processes average over memory layouts;
-- each process records where its time went (``process`` records; ``fusegate profile-time``).
+- each process records where its time went (``process`` records; ``python -m tools profile-time``).
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def flush_process() -> None:
     sample): start-up of the interpreter and asv, imports, each timed setup phase, and its age; the rest of its
     life is measuring. One small file per process under ``.asv/fusegate/<commit>/processes/``, rewritten by
     every call, so its last state stands (asv's forkserver ends a benchmark process with ``os._exit``: no
-    exit hook runs). ``fusegate profile-time`` sums them per suite; the gate does not read them."""
+    exit hook runs). ``python -m tools profile-time`` sums them per suite; the gate does not read them."""
     age = benchmarks.process_age()
     if age is None or benchmarks.STARTED_S is None or IMPORTED_S is None or not _process:
         return  # no /proc, or no cell: nothing to break down

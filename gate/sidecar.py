@@ -24,7 +24,7 @@ COLLECTOR_CHECK = "collector_check"  # every implementation's collector against 
 COLLECTOR = "collector"  # a collector run's report (the full profile's phase tracks)
 COST = "cost"  # one cost pass: every cell's per-call instructions and simulated cache misses
 FAILURE = "failure"  # a benchmark that raised: its cell, its suite and the exception
-PROCESS = "process"  # where a benchmark process's time went (``fusegate profile-time``)
+PROCESS = "process"  # where a benchmark process's time went (``fusegate run --profile-time``)
 HOT_SLICE_METRICS = "hot_slice_metrics"  # bandwidth and CPU utilisation of a cell (full profile)
 
 # The suites a failure record can name: the asv module of the benchmark that raised, or its class's suite.

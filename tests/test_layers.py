@@ -59,9 +59,24 @@ def test_no_package_of_the_gate_is_in_an_import_cycle():
 
 
 def test_the_service_starts_without_numba_or_the_kernels():
-    code = "import sys, gate.api.app; print(sorted({'numba', 'kernels', 'llvmlite', 'gate.tools'} & set(sys.modules)))"
+    code = "import sys, gate.api.app; print(sorted({'numba', 'kernels', 'llvmlite', 'tools'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_maintainers_tools_are_not_installed_nor_in_the_command():
+    """``tools/`` measures the gate itself: outside the installed packages and outside ``fusegate``'s commands."""
+    import tomllib
+
+    from gate import cli
+
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    assert found["include"] == ["kernels*", "gate*"]
+    assert not (ROOT / "gate" / "tools").exists()
+    code = "import sys, gate.cli; gate.cli.build_parser(); print(sorted(m for m in sys.modules if m.split('.')[0] == 'tools'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+    assert not set(cli.COMMANDS) & {p.stem for p in (ROOT / "tools" / "commands").glob("*.py")}
 
 
 def test_the_installed_package_holds_no_test_fakes():
@@ -78,3 +93,29 @@ def test_the_subject_imports_alone_and_none_of_the_meter():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_benchmark_directory_holds_only_asv_suites():
+    """asv imports every module of ``benchmarks/``: each one is a suite (a class with ``time_`` / ``track_``
+    benchmarks) or setup a suite imports, and none is a tool with a ``main`` of its own (those are ``tools/``)."""
+    import ast
+
+    suites, helpers, imported = set(), set(), set()
+    for path in (ROOT / "benchmarks").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        assert not any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body), path.name
+        benches = [
+            f.name
+            for c in tree.body
+            if isinstance(c, ast.ClassDef)
+            for f in c.body
+            if isinstance(f, ast.FunctionDef) and f.name.startswith(("time_", "track_", "mem_", "peakmem_"))
+        ]
+        (suites if benches else helpers).add(path.stem)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module == "benchmarks":
+                imported |= {a.name for a in n.names}
+            elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith("benchmarks."):
+                imported.add(n.module.split(".")[1])
+    assert suites >= {"hot_slice", "collector", "cost"}
+    assert helpers - {"__init__"} <= imported, helpers - imported

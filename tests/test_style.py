@@ -27,7 +27,7 @@ def test_the_formatter_output_is_accepted_everywhere():
     markers = ("fmt: " + "skip", "fmt: " + "off")
     opted_out = [
         f"{path.relative_to(ROOT)}:{n}"
-        for top in ("gate", "kernels", "benchmarks", "tests")
+        for top in ("gate", "kernels", "benchmarks", "tools", "tests")
         for path in (ROOT / top).rglob("*.py")
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if any(m in line for m in markers)

@@ -51,7 +51,6 @@ COMMANDS = (
     "upload",
     "rounds",
     "calibrate",
-    "profile_time",
     "pairs",
     "collect",
     "kernels_parity",
@@ -61,17 +60,11 @@ COMMANDS = (
     "token_create",
     "token_revoke",
     "db_upgrade",
-    "rules",
-    "store_bench",
-    "dashboard_bench",
-    "changepoints_bench",
-    "reevaluate",
 )
 GROUPS = {
     "kernels": "check and time the update_state kernels",
     "token": "runner upload tokens (stored hashed)",
     "db": "the results store",
-    "dev": "the maintainers' measurements of the gate itself: rules, store, dashboard, change points, re-evaluation",
 }
 
 

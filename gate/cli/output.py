@@ -170,15 +170,14 @@ def verdict_lines(evaluation) -> list[str]:
     if any(c.kind == Kind.HEAD_VS_BASE and c.signal == Signal.TIME for c in evaluation.comparisons):
         lines.append(
             "  asv continuous calls a timing 'slower' from pooled samples (Mann-Whitney p < 0.002 and a 1.1 factor); "
-            "the gate's time rows use per-process intervals and the cost rows exact counts, so the two can differ: "
-            f"fusegate dev rules --base {evaluation.base_sha[:12]} --head {evaluation.head_sha[:12]} shows both rules "
-            "on these samples"
+            "the gate's time rows use per-process intervals and the cost rows exact counts, so the two can differ "
+            "(docs/gate.md, Statistics)"
         )
     return lines
 
 
 def time_profile_table(rows, title: str) -> Table:
-    """``fusegate profile-time``: seconds per benchmark class, split into where its processes spent them."""
+    """``--profile-time``: seconds per benchmark class, split into where its processes spent them."""
     from gate.runner.timeprofile import PHASES
 
     parts = ("startup", "import", *PHASES, "measuring", "asv")

@@ -1,4 +1,5 @@
-"""Where the time of an asv run went, per benchmark class: ``fusegate profile-time`` and the end of ``fusegate run``.
+"""Where the time of an asv run went, per benchmark class: the end of ``fusegate run --profile-time`` (and
+``python -m tools profile-time``).
 
 Two sources, both already on disk after ``asv run`` / ``asv continuous``:
 

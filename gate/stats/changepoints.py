@@ -5,8 +5,8 @@ segment's median (so one wild point is not a step) plus ``PENALTY`` x sigma x lo
 series' own noise estimated from its first differences (robust to the steps themselves). That is the objective
 of ruptures' PELT with the l1 cost; asv's exact Potts solver finds the same optimum faster, so it is the one used.
 
-``gate.tools.changepoints_bench.compare_methods`` is what chose: it injects steps of known size and position into series whose noise is
-resampled from an A/A pair of this machine (``fusegate dev changepoints-bench``) and scores each candidate (ruptures
+``tools.changepoints_bench.compare_methods`` is what chose: it injects steps of known size and position into series whose noise is
+resampled from an A/A pair of this machine (``python -m tools changepoints-bench``) and scores each candidate (ruptures
 PELT with the l1 and l2 costs, ruptures binary segmentation, asv's Potts solvers and asv's own ``step_detect``) by
 the injected steps it finds within one commit, the steps it invents, and its time.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from asv.step_detect import detect_steps, solve_potts, solve_potts_approx
 
-PENALTY = 2.0  # chosen with compare_methods on this machine's A/A noise (fusegate dev changepoints-bench)
+PENALTY = 2.0  # chosen with compare_methods on this machine's A/A noise (python -m tools changepoints-bench)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -380,25 +380,6 @@ def test_extra_impl_cells_cannot_dilute_the_policys_fails(store_url, tmp_path, r
     assert key(alone) == key(with_extra)
 
 
-def test_rules_table_compares_asv_and_the_gate_on_injected_slowdowns(
-    store_url, tmp_path, repo, monkeypatch, capsys
-):
-    path, base, head = repo
-    ingest(store_url, measure_results(tmp_path / "a", base, seed=1))
-    ingest(store_url, measure_results(tmp_path / "b", head, seed=2))
-    monkeypatch.setenv("FUSEGATE_REPO", str(path))
-    assert (
-        cli.main(
-            ["dev", "rules", "--base", base, "--head", head, "--inject", "1,1.3", "--db", store_url, "--json"]
-        )
-        == 0
-    )
-    same, slow = json.loads(capsys.readouterr().out)
-    assert same["cells"] == slow["cells"] == 28
-    assert same["asv_worse"] == 0 and same["gate_fail"] == 0  # 2% noise, nothing changed
-    assert slow["asv_worse"] == 28 and slow["gate_fail"] == 28  # 30% slower everywhere: both see it
-
-
 def test_a_parity_failure_is_one_row_per_cell_naming_the_exception(store_url, tmp_path, repo):
     """Tried as a new user would: two identical rows per cell without asv's message, then a best_threads row
     saying 'no timing samples'. Now one row per cell with the exception, and no row about missing timings."""
@@ -421,35 +402,6 @@ def test_a_parity_failure_is_one_row_per_cell_naming_the_exception(store_url, tm
     )
     assert not [c for c in e.comparisons if c.kind == "best_threads" and c.decision == "error"]
     assert not any("pool=" not in c.detail for c in rows)  # the placement names its pool, not a thread count
-
-
-def test_reevaluating_the_store_gives_the_stored_rows_and_names_a_change(
-    store_url, tmp_path, repo, monkeypatch
-):
-    """``fusegate dev reevaluate``: every stored pair judged again equals what was stored; a changed rule shows."""
-    from gate.evaluate import tally
-    from gate.tools import reevaluate
-
-    path, base, head = repo
-    ingest(store_url, measure_results(tmp_path / "a", base, seed=1))
-    ingest(
-        store_url,
-        measure_results(tmp_path / "b", head, seed=2, slow=lambda c: 1.3 if c["impl"] == "numpy" else 1.0),
-    )
-    stored = evaluate_pair(store_url, path, base, head)
-    with db.transaction(store_url, write=False) as session:
-        before = reevaluate.judged(session, repo=path)
-    [pair] = before
-    assert (pair["base"], pair["head"], pair["verdict"]) == (base, head, stored.verdict)
-    assert [(r["kind"], r["decision"], r["ratio"]) for r in pair["rows"]] == [
-        (c.kind, c.decision, c.ratio) for c in stored.comparisons
-    ]
-    assert reevaluate.differences(before, before) == []
-    monkeypatch.setattr(tally, "MOMENTS", "another note")  # a rule's text changes: the tool says where
-    with db.transaction(store_url, write=False) as session:
-        after = reevaluate.judged(session, repo=path)
-    found = reevaluate.differences(before, after)
-    assert found and all(f.startswith(f"{base[:12]} -> {head[:12]}") for f in found)
 
 
 def test_pairs_timed_against_another_baseline_than_the_policys_are_an_error_row(store_url, tmp_path):

@@ -105,7 +105,7 @@ def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_l
     assert not (repo / ".fusegate" / "worktrees" / f"{docs[:12]}-m{base[:12]}").exists()
     # extra instructions in a generated kernel, measured in the repository's own tree (its meter is the base's):
     # what is measured is this tree's kernel, not the one the interpreter has installed
-    from benchmarks.scenarios import EXTRA_WORK
+    from tools.scenarios import EXTRA_WORK
 
     git_as_tester(repo, "checkout", "-q", "--detach", base)
     path = repo / EXTRA_WORK.path

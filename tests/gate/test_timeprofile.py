@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from gate import cli
 from gate.runner import asvrun, timeprofile
 
 SHA = "ab12cd34" + "0" * 32
@@ -88,23 +87,6 @@ def test_profile_keeps_one_runs_records_and_is_empty_without_results(tmp_path):
     rows = {r.name: r for r in timeprofile.profile(results, results.parent / "fusegate", SHA, since=150.0)}
     assert rows["hot_slice.HotSlice"].processes == 1
     assert timeprofile.profile(results, results.parent / "fusegate", "f" * 40) == []
-
-
-def test_profile_time_command_prints_the_table_or_says_what_to_run(tmp_path, monkeypatch, capsys):
-    from tests.gate import gitrepo
-
-    repo = tmp_path / "repo"
-    head = gitrepo.commit(repo)
-    monkeypatch.setenv("FUSEGATE_REPO", str(repo))
-    assert cli.main(["profile-time", "--results", str(tmp_path / "none")]) == 64
-    assert "benchmark it first" in capsys.readouterr().err
-    results = tmp_path / "results"
-    (results / "m1").mkdir(parents=True)
-    data = {"result_columns": COLUMNS, "results": {"hot_slice.Paired.track_ratio": [None, [], "v", 0, 8.0]}}
-    (results / "m1" / f"{head[:8]}-existing-py.json").write_text(json.dumps(data))
-    assert cli.main(["profile-time", "--results", str(results), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    assert rows == [{"name": "hot_slice.Paired", "wall_s": 8.0, "processes": 0, "parts": {}}]
 
 
 FAKE_ASV = textwrap.dedent(

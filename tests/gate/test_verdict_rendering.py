@@ -1,5 +1,5 @@
 """A verdict read in ten seconds: stored evaluations of real scenarios (52 rows each) rendered as the terminal, the
-PR comment and the step summary show them. The fixtures are the store's JSON of ``benchmarks.scenarios`` runs:
+PR comment and the step summary show them. The fixtures are the store's JSON of ``tools.scenarios`` runs:
 ``serial_loop`` (the generated kernels' env loop made serial: reject) and ``revert_serial_loop`` (its parallel
 loop given back: approve)."""
 

@@ -61,7 +61,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--profile-time",
         action="store_true",
-        help="print where the benchmarks' time went (fusegate profile-time)",
+        help="print where the benchmarks' time went, per benchmark class",
     )
     p.add_argument("--no-serve", action="store_true", help="exit with the verdict's code instead of serving")
     p.add_argument("--host", default="127.0.0.1")

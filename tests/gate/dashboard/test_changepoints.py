@@ -1,4 +1,4 @@
-"""Change points: the chosen detector on series with known steps, and the comparison that chose it."""
+"""Change points: the chosen detector on series with known steps (``tools/changepoints_bench.py`` chose it)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from gate.stats import changepoints
-from gate.tools import changepoints_bench
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -16,7 +15,7 @@ def test_a_ten_percent_step_in_two_percent_noise_is_found_where_it_is(seed):
     at = int(rng.integers(10, 70))
     values[at:] *= 1.10
     [step] = changepoints.detect(values)
-    assert abs(step.index - at) <= changepoints_bench.TOLERANCE
+    assert abs(step.index - at) <= 1
     assert 0.07 < step.change < 0.13
 
 
@@ -31,11 +30,3 @@ def test_flat_noise_with_outliers_has_no_step(seed):
 def test_short_or_bad_series_have_no_steps():
     assert changepoints.detect([1.0, 2.0, 1.0]) == []
     assert changepoints.detect([1.0, float("nan"), 1.0, 1.0, 2.0, 2.0]) == []
-
-
-def test_the_comparison_scores_every_method():
-    noise = np.random.default_rng(0).normal(0, 0.02, 200)
-    rows = changepoints_bench.compare_methods(noise, series=9, length=30, sizes=(0.2,))
-    assert [r["method"] for r in rows] == list(changepoints.METHODS)
-    chosen = next(r for r in rows if r["method"] == changepoints.CHOSEN)
-    assert chosen["recall"] > 0.8 and chosen["false_per_100"] < 5

@@ -1,7 +1,7 @@
 """How far the collector check can be trusted: its verdict on unchanged kernels over many seeds and a long horizon.
 
-    python -m benchmarks.collector_seeds [--seeds 50] [--steps 64] [--num-envs 64] [--json]
-    NUMBA_CPU_NAME=x86-64-v3 NUMBA_CPU_FEATURES= python -m benchmarks.collector_seeds   # another code path
+    python -m tools.collector_seeds [--seeds 50] [--steps 64] [--num-envs 64] [--json]
+    NUMBA_CPU_NAME=x86-64-v3 NUMBA_CPU_FEATURES= python -m tools.collector_seeds   # another code path
 
 For every seed, task and fused implementation: the implementation's collector rolled out ``--steps`` steps with
 every kernel call shadowed by the reference (``gate.meter.trajectory``'s open loop), and beside it the
@@ -51,9 +51,7 @@ def _first(run: dict, steps: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks.collector_seeds", description=__doc__.split("\n\n")[0]
-    )
+    p = argparse.ArgumentParser(prog="python -m tools.collector_seeds", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=50)
     p.add_argument("--steps", type=int, default=64)
     p.add_argument("--num-envs", type=int, default=64)

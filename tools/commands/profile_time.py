@@ -1,4 +1,4 @@
-"""``fusegate profile-time``: where an asv run's time went, per benchmark class."""
+"""``python -m tools profile-time``: where an asv run's time went, per benchmark class."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from gate.cli.options import (
     repo_path,
 )
 
-NAME = ("profile-time",)
+NAME = "profile-time"
 HELP = "where an asv run's time went: per benchmark class, start-up to measuring"
 
 
@@ -24,10 +24,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gate.cli.measure import time_profile
+    from gate.runner import timeprofile
 
     commit = git.resolve(repo_path(), args.commit)
-    rows = time_profile(Path(args.results), commit)
+    results = Path(args.results)
+    rows = timeprofile.profile(results, results.parent / "fusegate", commit)
     if not rows:
         raise ValueError(
             f"no asv results of {commit[:12]} under {args.results}: benchmark it first "

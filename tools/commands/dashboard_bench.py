@@ -1,4 +1,4 @@
-"""``fusegate dashboard bench``: server time of every page and JSON endpoint on a big store."""
+"""``python -m tools dashboard-bench``: server time of every page and JSON endpoint on a big store."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gate.cli.options import (
     store_url,
 )
 
-NAME = ("dev", "dashboard-bench")
+NAME = "dashboard-bench"
 HELP = "fill a store (bulk) to --results and time the server side of every page and endpoint"
 
 
@@ -27,7 +27,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fill a store to --results (bulk) if it holds fewer, then time every page and JSON endpoint."""
-    from gate.tools import dashboard_bench as bench
+    from tools import dashboard_bench as bench
 
     url = store_url(args)
     console = output.console(stderr=True)

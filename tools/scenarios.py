@@ -1,6 +1,6 @@
 """The gate tested like a product: real code changes on a throwaway branch, judged by ``fusegate gate --measure``.
 
-    python -m benchmarks.scenarios [--scenarios docs,comment,extra_work,...] [--runs 1] [--every MINUTES]
+    python -m tools.scenarios [--scenarios docs,comment,extra_work,...] [--runs 1] [--every MINUTES]
                                    [--head-every MINUTES] [--max-minutes 10] [--keep DIR] [--asv] [--json]
                                    [--out FILE | --resume FILE]
 
@@ -632,7 +632,7 @@ def asv_once(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.scenarios", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.scenarios", description=__doc__.split("\n\n")[0])
     p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"default: {','.join(SCENARIOS)}")
     p.add_argument("--runs", type=int, default=1, help="independent runs (a fresh base measurement each)")
     p.add_argument("--every", type=float, default=0.0, help="minutes from one run's start to the next's")

@@ -1,6 +1,6 @@
 """Two settings of the lockstep duet side by side on an A/A: which makes the worker pairs agree.
 
-    python -m benchmarks.duet_settings --base-tree B --head-tree H --compare pin|wait [--workers 12] [--cells ...]
+    python -m tools.duet_settings --base-tree B --head-tree H --compare pin|wait [--workers 12] [--cells ...]
 
 ``pin``: both workers on the same randomly chosen CPUs for a cell of fewer threads than CPUs, against no pinning.
 ``wait``: OpenMP threads that spin 30000 times before they sleep with 3 ms between samples (the duet's setting),
@@ -16,8 +16,8 @@ import os
 import statistics
 from pathlib import Path
 
-from benchmarks.drift import _cell
 from gate.meter import duet
+from tools.drift import _cell
 
 CELLS = {
     "pin": "g1_motion/assembled/4096/1,g1_walk/handwritten/4096/1",
@@ -35,9 +35,7 @@ def _setting(compare: str, name: str) -> tuple[dict, float, bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks.duet_settings", description=__doc__.split("\n\n")[0]
-    )
+    p = argparse.ArgumentParser(prog="python -m tools.duet_settings", description=__doc__.split("\n\n")[0])
     p.add_argument("--base-tree", type=Path, required=True)
     p.add_argument("--head-tree", type=Path, required=True)
     p.add_argument("--compare", choices=sorted(CELLS), required=True)

@@ -1,6 +1,6 @@
 """Which head-vs-base design survives the VM's slow phases: an A/A over an hour, three designs side by side.
 
-    python -m benchmarks.drift --base-tree B --head-tree H [--sessions 7] [--every 10] [--processes 3]
+    python -m tools.drift --base-tree B --head-tree H [--sessions 7] [--every 10] [--processes 3]
                                [--pairs 30] [--cells g1_motion/handwritten/4096/2,...] [--json]
 
 B and H are two trees of the same kernels (e.g. a commit and the same commit with a comment added to a kernel,
@@ -64,7 +64,7 @@ def ratios(first: dict, now: dict) -> dict[str, dict[str, float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.drift", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.drift", description=__doc__.split("\n\n")[0])
     p.add_argument("--base-tree", type=Path, required=True)
     p.add_argument("--head-tree", type=Path, required=True)
     p.add_argument("--sessions", type=int, default=7)

@@ -1,4 +1,4 @@
-"""``fusegate rules``: asv's rule and the gate's on the same stored samples, with slowdowns injected."""
+"""``python -m tools rules``: asv's rule and the gate's on the same stored samples, with slowdowns injected."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gate.cli.options import (
     factors,
 )
 
-NAME = ("dev", "rules")
+NAME = "rules"
 HELP = "asv's rule vs the gate's on stored samples, with injected slowdowns"
 
 
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     """asv's rule vs the gate's on the same stored samples, with slowdowns injected into the head."""
     from gate import policy
     from gate.store import db
-    from gate.tools import rules
+    from tools import rules
 
     url, repo, base, head = commits_of(args)
     pol, _ = policy.read_from_base(repo, base)

@@ -177,7 +177,7 @@ def fill_commits(url: str, *, seed: int = 0) -> dict:
     with db.transaction(url) as session:
         runs = session.scalar(select(func.count(Run.id)).join(Machine).where(Machine.name == "fill-0"))
     if not runs:
-        raise ValueError(f"{url} was not filled by `fusegate dev store-bench` (no runs of machine fill-0)")
+        raise ValueError(f"{url} was not filled by `python -m tools store-bench` (no runs of machine fill-0)")
     return {"base": sha("main", seed, runs - 2), "head": sha("pr", seed, runs - 1)}
 
 

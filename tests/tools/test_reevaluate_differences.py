@@ -1,8 +1,8 @@
-"""``fusegate dev reevaluate --against``: every row a change alters is listed, matched by what names it."""
+"""``python -m tools reevaluate --against``: every row a change alters is listed, matched by what names it."""
 
 import copy
 
-from gate.tools import reevaluate
+from tools import reevaluate
 
 
 def _row(impl: str, threads: int, decision: str = "pass", signal: str = "time", ratio: float = 1.0) -> dict:

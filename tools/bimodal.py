@@ -1,6 +1,6 @@
 """Why 1-thread medians are bimodal between processes: many fresh processes, each timed and inspected.
 
-    python -m benchmarks.bimodal --processes 24 [--task g1_walk --impl handwritten --num-envs 32768]
+    python -m tools.bimodal --processes 24 [--task g1_walk --impl handwritten --num-envs 32768]
 
 Each child process builds the hot slice's snapshot, times ``update_state`` at 1 thread (``--samples`` samples
 of >= 1 ms) and reports what could explain its median: the CPU it ran on, the steal and other-process time of
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [
             sys.executable,
             "-m",
-            "benchmarks.bimodal",
+            "tools.bimodal",
             "--child",
             "--arm",
             arm,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import scenarios
+from tools import scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -194,7 +194,7 @@ def test_a_stopped_run_keeps_its_heads_and_resume_runs_only_the_rest(tmp_path, m
     held = json.loads(out.read_text())
     assert [(r["run"], r["step"]) for r in held["rows"]] == [(1, 0), (1, 1)]
     assert held["plan"] == [[1, 0, "docs"], [1, 1, "comment"], [2, 0, "docs"], [2, 1, "comment"]]
-    from benchmarks import report
+    from tools import report
 
     text = "\n".join(report.KINDS["scenarios"](held))
     assert "It holds 2 of the 4 heads of its plan; not run: docs (run 2), comment (run 2)." in text

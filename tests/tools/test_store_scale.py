@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from gate import cli
 from gate.store import db, queries
-from gate.tools import store_scale as scale
+from tools import cli
+from tools import store_scale as scale
 
 pytestmark = pytest.mark.slow
 
@@ -16,10 +16,7 @@ def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):
     with db.transaction(store_url) as session:
         assert queries.count_results(session) == commits["results"] == 9 * scale.RESULTS_PER_RUN
     assert scale.fill_commits(store_url) == {"base": commits["base"], "head": commits["head"]}
-    assert (
-        cli.main(["dev", "store-bench", "--db", store_url, "--results", "1000", "--repeats", "2", "--json"])
-        == 0
-    )
+    assert cli.main(["store-bench", "--db", store_url, "--results", "1000", "--repeats", "2", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     # assembled + assembled_generic vs hand-written (32 + 32), best threads (16 + 16), head vs base (112), and
     # both compared implementations' paired ratios head vs base (32 + 32)
@@ -31,4 +28,4 @@ def test_fill_then_bench_evaluates_one_machines_full_grid(store_url, capsys):
 
 
 def test_bench_refuses_a_store_that_is_not_a_fill(store_url):
-    assert cli.main(["dev", "store-bench", "--db", store_url, "--results", "0", "--repeats", "1"]) == 64
+    assert cli.main(["store-bench", "--db", store_url, "--results", "0", "--repeats", "1"]) == 64

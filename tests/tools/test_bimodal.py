@@ -1,4 +1,4 @@
-"""The bimodality probe (python -m benchmarks.bimodal) runs its arms in fresh processes and reports per mode."""
+"""The bimodality probe (python -m tools.bimodal) runs its arms in fresh processes and reports per mode."""
 
 import json
 import subprocess
@@ -17,7 +17,7 @@ def test_each_arm_runs_in_fresh_processes_and_is_reported(tmp_path):
         [
             sys.executable,
             "-m",
-            "benchmarks.bimodal",
+            "tools.bimodal",
             "--processes",
             "3",
             "--arms",

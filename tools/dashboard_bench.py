@@ -1,6 +1,6 @@
-"""``fusegate dev dashboard-bench``: server time of every page and JSON endpoint on a big store.
+"""``python -m tools dashboard-bench``: server time of every page and JSON endpoint on a big store.
 
-The store is filled in bulk (``gate.tools.store_scale.fill_bulk``: four machines, a long main history, every run a
+The store is filled in bulk (``tools.store_scale.fill_bulk``: four machines, a long main history, every run a
 full-profile grid) and one PR commit is evaluated. Each page is then requested ``repeats`` times, round-robin,
 through the real service under uvicorn; the time is the service's own ``Server-Timing`` (from the request
 reaching the app to the response), so the client's share of the 2-core machine is not counted.
@@ -19,7 +19,7 @@ from gate.api.background import serving
 from gate.git import resolve
 from gate.services.verdicts import evaluate_and_store
 from gate.store import db, queries
-from gate.tools import store_scale as scale
+from tools import store_scale as scale
 
 CELL = "task=g1_walk&impl=assembled&num_envs=4096&threads=2"
 

@@ -1,4 +1,4 @@
-"""``fusegate dev reevaluate``: every stored (base, head) pair judged again by this code; with ``--against``, the
+"""``python -m tools reevaluate``: every stored (base, head) pair judged again by this code; with ``--against``, the
 differences from an earlier output (exit 1 when there are any)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from gate.cli import exits
 from gate.cli.options import db_option, repo_path, store_url
 
-NAME = ("dev", "reevaluate")
+NAME = "reevaluate"
 HELP = "judge every stored pair again; compare with an earlier output"
 
 
@@ -22,7 +22,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gate.store import db
-    from gate.tools import reevaluate
+    from tools import reevaluate
 
     url = store_url(args)
     with db.transaction(url, write=False) as session:

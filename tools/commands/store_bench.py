@@ -1,4 +1,4 @@
-"""``fusegate store bench``: evaluation time of a 200-cell pull request on a big store."""
+"""``python -m tools store-bench``: evaluation time of a 200-cell pull request on a big store."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gate.cli.options import (
     store_url,
 )
 
-NAME = ("dev", "store-bench")
+NAME = "store-bench"
 HELP = "fill a store and time complete evaluations of a 200-cell PR on it"
 
 
@@ -28,7 +28,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Fill a store to --results (if it holds fewer) and time complete evaluations of a 200-cell PR on it."""
     from gate.store import db, queries
-    from gate.tools import store_scale as scale
+    from tools import store_scale as scale
 
     url = store_url(args)
     with db.transaction(url) as session:

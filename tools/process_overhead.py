@@ -1,13 +1,13 @@
 """What a benchmark process costs besides measuring, two commits side by side: asv's own calls, alternating.
 
-    python -m benchmarks.process_overhead --before REF [--after REF] [--calls 3] [--bench REGEX]
+    python -m tools.process_overhead --before REF [--after REF] [--calls 3] [--bench REGEX]
                                           [--tasks g1_walk] [--against-edit FILE] [--json]
 
 Checks both commits out in temporary worktrees, then runs the same asv call (``--bench``, default the hot-slice
 suite on ``--tasks``' hand-written and assembled kernels, 2 processes per cell) in each tree in turn, ``--calls``
 times each after one uncounted call each (it compiles the kernels into the new tree's Numba cache and writes
 its snapshots), alternating which goes first (ABBA...), so the machine's slow phases fall on both. From each call's
-process records (``.asv/fusegate/<commit>/processes/``, what ``fusegate profile-time`` reads) it reports the
+process records (``.asv/fusegate/<commit>/processes/``, what ``python -m tools profile-time`` reads) it reports the
 call's wall seconds and the median age of a benchmark process at its last teardown.
 
 ``--against-edit FILE`` measures a lockstep pass instead (``--bench`` defaults to ``hot_slice.AgainstBase``): each
@@ -84,9 +84,7 @@ def one_call(tree: Path, sha: str, bench: str, narrow: dict, against: Path | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks.process_overhead", description=__doc__.split("\n\n")[0]
-    )
+    p = argparse.ArgumentParser(prog="python -m tools.process_overhead", description=__doc__.split("\n\n")[0])
     p.add_argument("--before", required=True, help="the commit before the change")
     p.add_argument("--after", default="HEAD", help="the commit after it (default HEAD)")
     p.add_argument("--calls", type=int, default=3, help="asv calls per commit")
@@ -95,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--against-edit", help="time a lockstep pass against each commit with a comment in this file"
     )
-    p.add_argument("--json", action="store_true", help="print the rows as JSON (benchmarks.report's 'rows')")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON (tools.report's 'rows')")
     args = p.parse_args(argv)
     bench = args.bench or (AGAINST_BENCH if args.against_edit else BENCH)
     narrow = {**NARROW, "FUSEGATE_BENCH_TASKS": args.tasks}

@@ -1,4 +1,4 @@
-"""``fusegate dev changepoints-bench``: the change-point methods (``gate.stats.changepoints``) scored on injected
+"""``python -m tools changepoints-bench``: the change-point methods (``gate.stats.changepoints``) scored on injected
 steps in this machine's A/A noise, and the chosen solver at other penalties."""
 
 from __future__ import annotations

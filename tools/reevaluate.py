@@ -1,7 +1,7 @@
 """Every stored (base, head) pair judged again by this code: what a change to the evaluation does to verdicts.
 
 Time rows drift between runs of a machine, so a refactoring of the evaluation is checked on stored results, not
-fresh runs: judge every pair before and after the change and compare (``fusegate dev reevaluate --against``).
+fresh runs: judge every pair before and after the change and compare (``python -m tools reevaluate --against``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``fusegate changepoints bench``: change-point methods scored on injected steps in this machine's A/A noise."""
+"""``python -m tools changepoints-bench``: change-point methods scored on injected steps in this machine's A/A noise."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from gate.cli.options import (
     repo_path,
 )
 
-NAME = ("dev", "changepoints-bench")
+NAME = "changepoints-bench"
 HELP = "score change-point methods on injected steps in an A/A pair's noise from this machine"
 
 
@@ -38,7 +38,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score the change-point methods on injected steps in this machine's A/A noise."""
-    from gate.tools import changepoints_bench as changepoints
+    from tools import changepoints_bench as changepoints
 
     repo = repo_path()
     base, head = git.resolve(repo, args.base), git.resolve(repo, args.head)

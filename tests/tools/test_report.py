@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from benchmarks import report
+from tools import report
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def test_a_command_without_json_is_refused(records):
 
 def test_the_kept_file_is_what_render_writes():
     """Nobody edits docs/measurements.md by hand: it equals a fresh render of the kept records."""
-    assert report.OUT.read_text() == report.render(), "run: python -m benchmarks.report render"
+    assert report.OUT.read_text() == report.render(), "run: python -m tools.report render"
 
 
 def test_asvs_answers_are_rendered_with_the_rows_it_called_changed(records):
