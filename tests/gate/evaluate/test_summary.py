@@ -1,4 +1,4 @@
-"""The reviewer's first line (``gate.evaluate.summary.headline``) on in-memory rows."""
+"""The reviewer's first line (``gate.evaluate.headline``) and the summary around it, on in-memory rows."""
 
 from __future__ import annotations
 
