@@ -16,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from gate.bot.report import cell_link
+from gate.bot.rendering import cell_link
 from gate.dashboard import api, data
 from gate.domain.vocabulary import Decision
 from gate.evaluate import summary

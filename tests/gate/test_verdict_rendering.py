@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gate.api.schemas import EvaluationOut
-from gate.bot import report
+from gate.bot import rendering, report
 from gate.cli import output
 from gate.evaluate import summary
 from gate.policy import Policy
@@ -102,9 +102,9 @@ def test_the_pr_comment_fits_a_narrow_column_before_its_details(name):
 
 def test_the_step_summary_is_the_same_markdown_without_links_when_no_service_is_set():
     evaluation = load("serial_loop_reject.json")
-    text = report.markdown(evaluation, heading=f"### fusegate: {evaluation.verdict}")
+    text = rendering.markdown(evaluation, heading=f"### fusegate: {evaluation.verdict}")
     comment = pr_comment(evaluation)
     assert "[cell]" not in text and "[cell]" in comment
     s = summary.of(evaluation)
-    for f in s.decided[: report.SHOWN]:
+    for f in s.decided[: rendering.SHOWN]:
         assert f.what in text.partition("<details>")[0]

@@ -85,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         output.print_verdict(evaluation, rows=args.rows)
     if args.summary:
-        from gate.bot import report
+        from gate.bot import rendering
         from gate.cli.options import settings
 
         commits = f"base `{evaluation.base_sha[:12]}` -> head `{evaluation.head_sha[:12]}`"
-        text = report.markdown(
+        text = rendering.markdown(
             evaluation,
             heading=f"### fusegate: {evaluation.verdict}",
             commits=commits,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gate.api.schemas import ComparisonOut, EvaluationOut
-from gate.bot import report
+from gate.bot import rendering, report
 from gate.policy import Policy
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -101,7 +101,7 @@ def test_waiting_status_names_the_missing_machines_then_errors_at_the_deadline()
 
 
 def test_the_comment_lists_problems_first_and_escapes_table_cells():
-    cells = [_cell("pass")] * (report.MAX_ROWS + 5) + [_cell("fail", reason="slow | very")]
+    cells = [_cell("pass")] * (rendering.MAX_ROWS + 5) + [_cell("fail", reason="slow | very")]
     status = report.verdict_status(_evaluation("reject", cells), Policy(), now=NOW, deadline=LATER)
     body = report.comment(
         status=status,
@@ -114,7 +114,7 @@ def test_the_comment_lists_problems_first_and_escapes_table_cells():
         policy_edited=True,
     )
     rows = [line for line in body.splitlines() if line.startswith("| m1 ")]
-    assert len(rows) == report.MAX_ROWS and "**fail**" in rows[0] and "slow \\| very" in rows[0]
+    assert len(rows) == rendering.MAX_ROWS and "**fail**" in rows[0] and "slow \\| very" in rows[0]
     assert "6 more cells (6 pass)" in body and "edits `fusegate-policy.toml`" in body
     assert body.startswith(report.MARKER) and "[Full verdict](http://gate/x)" in body
 
