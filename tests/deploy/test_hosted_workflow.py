@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchmarks import scenarios
 from tests.gate.builders import NARROW, WHO, copy_of_this_tree, git_as_tester
+from tools import scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "deploy" / "github" / "fusegate-hosted.yml"
