@@ -82,3 +82,15 @@ def test_hadolint_passes_the_dockerfiles():
         check=False,
     )
     assert broken.returncode != 0 and "DL3003" in broken.stdout  # it does lint: `cd` in RUN is flagged
+
+
+MAX_MODULE_LINES = 400  # small modules with one job: split before this
+
+
+def test_no_module_of_the_gate_is_over_400_lines():
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in (ROOT / "gate").rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"split these by job: {long}"
