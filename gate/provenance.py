@@ -21,8 +21,16 @@ from pathlib import Path
 
 SUBJECT_DIRS = ("kernels/",)
 # Files inside the subject's directories that belong to the meter (read from the base).
-METER_FILES = ("kernels/reference/tolerance.py", "asv.conf.json", "gate/sidecar.py", "gate/provenance.py")
+METER_FILES = (
+    "kernels/reference/tolerance.py",
+    "kernels/synthetic.py",
+    "asv.conf.json",
+    "gate/sidecar.py",
+    "gate/provenance.py",
+)
 METER_DIRS = ("gate/meter/", "benchmarks/")
+TASKS_DIR, TASKS_PACKAGE = "kernels/tasks", "kernels.tasks"  # one package per task
+TASK_METER = "meter.py"  # in each task's package: the task's part of the meter
 # What the subject runs with: the dependency pins of pyproject.toml (a change of them is measured, never reused;
 # the rest of that file, tool settings, is neither side).
 PINS = "pyproject.toml"
@@ -34,11 +42,17 @@ MANIFEST = (
 
 
 def is_meter(path: str) -> bool:
-    return path in METER_FILES or (path.startswith(METER_DIRS) and path.endswith(SUFFIXES))
+    return (
+        path in METER_FILES or (path.startswith(METER_DIRS) and path.endswith(SUFFIXES)) or _task_meter(path)
+    )
+
+
+def _task_meter(path: str) -> bool:
+    return path.startswith(TASKS_DIR + "/") and path[len(TASKS_DIR) + 1 :].split("/")[1:] == [TASK_METER]
 
 
 def is_subject(path: str) -> bool:
-    return path not in METER_FILES and path.startswith(SUBJECT_DIRS) and path.endswith(SUFFIXES)
+    return not is_meter(path) and path.startswith(SUBJECT_DIRS) and path.endswith(SUFFIXES)
 
 
 def dependencies(pyproject: bytes | str | None) -> list[str]:
@@ -202,21 +216,22 @@ def _imports(root: Path, path: str) -> set[str]:
     return found
 
 
-def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
+def implementation_id(root: Path, entry: str, entries: Iterable[str], *, beside: Iterable[str] = ()) -> str:
     """The id of what one implementation's kernel is made of, in the tree at ``root`` as it is on disk: the pins
     and every subject file but those only other implementations reach. What runs beside every kernel is part of
-    each: every module outside the implementations' packages (the directories of ``entries``, repository paths of
-    every kernel's module: the package, the registry, the collector, the tasks and their plans, which the
-    registry imports by name), every module no implementation imports, and everything they import, transitively.
-    A module in an implementations' package belongs to the implementations whose imports reach it, with the
-    packages above each module: an edit to one implementation's module, or to a module in its package that only
-    some implementations import (the code generator of the generated kernels), leaves the others' ids alone; an
-    edit to anything every kernel runs beside (a task, a plan, the registry) changes every id. A module that does
-    not parse: the whole subject's id for the kernels that reach it."""
-    return _implementation_ids(Path(root), [entry], entries)[entry]
+    each: every module no implementation imports (``entries``: repository paths of every kernel's module), the
+    modules of ``beside`` (what the registry imports by name: each task's package and collector env), and
+    everything they import, transitively. A module some implementations import belongs to those, with the
+    packages above each module: an edit to one implementation's module, or to a module only some implementations
+    import (the code generator of the generated kernels), leaves the others' ids alone; an edit to anything every
+    kernel runs beside (a task's contract or plan, the registry) changes every id. A module that does not parse:
+    the whole subject's id for the kernels that reach it."""
+    return _implementation_ids(Path(root), [entry], entries, beside)[entry]
 
 
-def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str]) -> dict[str, str]:
+def _implementation_ids(
+    root: Path, wanted: Iterable[str], entries: Iterable[str], beside: Iterable[str] = ()
+) -> dict[str, str]:
     """``implementation_id`` of each of ``wanted``, reading and parsing each subject file at most once."""
     entries = set(entries)
     subject = {f for f in _files(root, SUBJECT_DIRS) if is_subject(f)}
@@ -244,10 +259,8 @@ def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str
 
     own = {entry: closure([entry]) for entry in entries if entry in modules}
     reached = set().union(*own.values()) if own else set()
-    # what runs beside every kernel: the modules no implementation imports, and every module outside the
-    # implementations' packages (the registry imports tasks and plans by name)
-    families = {entry.rpartition("/")[0] for entry in entries}
-    always = closure({m for m in modules if m not in reached or m.rpartition("/")[0] not in families})
+    # what runs beside every kernel: the modules no implementation imports, and what the registry imports by name
+    always = closure({m for m in modules if m not in reached} | (set(beside) & modules))
     out = {}
     for entry in wanted:
         reach = (own[entry] if entry in own else closure([entry])) | always
@@ -272,35 +285,80 @@ def _with_packages(reach: set[str], subject: set[str]) -> set[str]:
     return out
 
 
-def kernel_files(root: Path) -> dict[tuple[str, str], str]:
-    """(task, impl) -> the repository path of its kernel's module in the tree at ``root``, read from the text of
-    the registry's table ``_IMPLEMENTATIONS`` (the subject's code is not run for it); {} without such a table."""
+def tasks(root: Path) -> dict[str, tuple[str, dict[str, str], str | None]]:
+    """task -> (repository path of its package's ``__init__.py``, impl -> its kernel's module, its env's module or
+    None), for every package under ``TASKS_DIR`` of the tree at ``root`` whose ``__init__.py`` assigns
+    ``TASK = TaskSpec(..., implementations={...})`` with a literal dict (the subject's code is not run for it)."""
+    root = Path(root)
+    out = {}
+    for init in sorted((root / TASKS_DIR).glob("*/__init__.py")):
+        spec = _spec(init)
+        if spec is None:
+            continue
+        package = f"{TASKS_PACKAGE}.{init.parent.name}"
+        impls, env = spec
+        try:
+            kernels = {impl: _module_path(root, package, target) for impl, target in impls.items()}
+            env_path = _module_path(root, package, env) if env else None
+        except (AttributeError, TypeError, ValueError):
+            continue
+        out[init.parent.name] = (init.relative_to(root).as_posix(), kernels, env_path)
+    return out
+
+
+def _spec(init: Path) -> tuple[dict[str, str], str | None] | None:
+    """(implementations, env) of the module-level ``TASK = TaskSpec(...)`` call in ``init``, or None."""
     import ast
 
     try:
-        tree = ast.parse((Path(root) / "kernels" / "registry.py").read_text())
-        table = next(
-            ast.literal_eval(node.value)
-            for node in tree.body
-            if isinstance(node, ast.AnnAssign)
-            and getattr(node.target, "id", None) == "_IMPLEMENTATIONS"
-            and node.value is not None
-        )
-        return {
-            (task, impl): target.split(":")[0].replace(".", "/") + ".py"
-            for impl, tasks in table.items()
-            for task, target in tasks.items()
-        }
-    except (OSError, SyntaxError, ValueError, StopIteration, AttributeError, TypeError):
-        return {}
+        tree = ast.parse(init.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        value = getattr(node, "value", None)
+        if not any(getattr(t, "id", None) == "TASK" for t in targets) or not isinstance(value, ast.Call):
+            continue
+        keywords = {k.arg: k.value for k in value.keywords}
+        try:
+            impls = ast.literal_eval(keywords["implementations"])
+            env = ast.literal_eval(keywords["env"]) if "env" in keywords else None
+        except (KeyError, ValueError, SyntaxError):
+            return None
+        if isinstance(impls, dict) and all(isinstance(v, str) for v in impls.values()):
+            return impls, env if isinstance(env, str) else None
+        return None
+    return None
+
+
+def _module_path(root: Path, package: str, target: str) -> str:
+    """The repository path of the module of ``"module:Class"`` (relative to ``package`` when it starts with ".")."""
+    module = target.split(":")[0]
+    if module.startswith("."):
+        dots = len(module) - len(module.lstrip("."))
+        parts = package.split(".")
+        if dots > len(parts):
+            raise ValueError(f"{target!r} reaches above {package}")
+        module = ".".join([*parts[: len(parts) - dots + 1], *filter(None, [module[dots:]])])
+    path = module.replace(".", "/")
+    return f"{path}/__init__.py" if (root / path / "__init__.py").is_file() else f"{path}.py"
+
+
+def kernel_files(root: Path) -> dict[tuple[str, str], str]:
+    """(task, impl) -> the repository path of its kernel's module in the tree at ``root`` (``tasks``)."""
+    return {
+        (task, impl): path for task, (_, kernels, _) in tasks(root).items() for impl, path in kernels.items()
+    }
 
 
 def kernel_ids(root: Path) -> dict[str, str]:
-    """``"task/impl"`` -> ``implementation_id`` of every kernel in the registry's table of the tree at ``root``
-    ({} without the table). Two trees whose ids of a kernel agree run the same sources for it."""
+    """``"task/impl"`` -> ``implementation_id`` of every kernel the task packages of the tree at ``root`` name ({}
+    without them). Two trees whose ids of a kernel agree run the same sources for it."""
+    found = tasks(root)
     files = kernel_files(root)
-    found = _implementation_ids(Path(root), sorted(set(files.values())), files.values())
-    return {f"{task}/{impl}": found[entry] for (task, impl), entry in files.items()}
+    beside = {init for init, _, _ in found.values()} | {env for _, _, env in found.values() if env}
+    ids_ = _implementation_ids(Path(root), sorted(set(files.values())), files.values(), beside)
+    return {f"{task}/{impl}": ids_[entry] for (task, impl), entry in files.items()}
 
 
 def of_commit(files: Iterable[tuple[str, str]], pyproject: str | None) -> dict[str, str]:
