@@ -61,7 +61,7 @@ def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_l
     repo = tmp_path / "repo"
     repo.mkdir()
     base = copy_of_this_tree(repo)
-    with open(repo / "kernels" / "handwritten" / "g1_walk.py", "a") as f:
+    with open(repo / "kernels" / "tasks" / "g1_walk" / "handwritten.py", "a") as f:
         f.write("\n# The same kernel: a comment to measure it again.\n")
     with open(repo / "benchmarks" / "hot_slice.py", "a") as f:
         f.write("\n# An edit of the meter: measured with the base's anyway.\n")
@@ -94,7 +94,10 @@ def test_a_head_that_edits_kernel_and_meter_is_measured_with_the_base_meter_in_l
     # the head was measured in a tree of its subject and the base's meter
     tree = repo / ".fusegate" / "worktrees" / f"{head[:12]}-m{base[:12]}"
     assert "An edit of the meter" not in (tree / "benchmarks" / "hot_slice.py").read_text()
-    assert "a comment to measure it again" in (tree / "kernels" / "handwritten" / "g1_walk.py").read_text()
+    assert (
+        "a comment to measure it again"
+        in (tree / "kernels" / "tasks" / "g1_walk" / "handwritten.py").read_text()
+    )
     # a docs-only head on the base: nothing measured, judged on the base's results
     git_as_tester(repo, "checkout", "-q", "--detach", base)
     (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA line of documentation.\n")
