@@ -306,3 +306,22 @@ def kernel_ids(root: Path) -> dict[str, str]:
 def of_commit(files: Iterable[tuple[str, str]], pyproject: str | None) -> dict[str, str]:
     """The ids of a commit, from ``gate.git.files`` and its pyproject.toml's text (``gate.git.show``)."""
     return ids(files, None if pyproject is None else pyproject.encode())
+
+
+def meter_root() -> Path:
+    """The checkout (or source install) of the fusegate that runs: the directory holding its ``gate/``, its asv
+    suites and its ``asv.conf.json``."""
+    return Path(__file__).resolve().parents[1]
+
+
+def holds_meter(tree: Path) -> bool:
+    """Whether the tree at ``tree`` holds fusegate's meter itself (this repository and its measurement trees), or
+    only a subject the running fusegate measures (a team's repository)."""
+    return (Path(tree) / "gate" / "meter").is_dir()
+
+
+def import_path(tree: Path) -> list[str]:
+    """What a process that measures the tree at ``tree`` imports from, first to last: the tree, and for a tree
+    that does not hold the meter, the running fusegate's checkout after it."""
+    tree = Path(tree).resolve()
+    return [str(tree)] if holds_meter(tree) else [str(tree), str(meter_root())]

@@ -7,6 +7,12 @@ asv results (asv records every benchmark's and every ``setup_cache``'s duration)
 one round counts the steps it finished by their weights, a call of several rounds goes by asv's percentage (its
 rounds are alike). Measured over expected so far scales what is left, so a slower machine's estimate grows
 after its first steps.
+
+A tree without an ``asv.conf.json`` of its own (a team's repository: its task package, its pyproject and its
+``[tool.fusegate]`` table) is measured by the fusegate that runs: ``outside_config`` writes the asv
+configuration into the tree's ``.fusegate/``, this fusegate's own with its suites as the benchmark directory
+and the tree as the project, and the benchmark processes import the tree first, then this fusegate
+(``gate.provenance.import_path``).
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate import domain
+from gate import domain, provenance
 
+OUTSIDE_CONFIG = Path(".fusegate") / "asv.conf.json"  # in a tree without an asv.conf.json of its own
 DEFAULT_SECONDS = domain.SUITE_SECONDS  # used when this machine has no asv results yet
 _LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
 _DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")
@@ -201,3 +208,46 @@ def run(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def outside_config(tree: Path, results: Path) -> Path | None:
+    """The asv configuration of a tree that has none of its own, written to ``tree/.fusegate/asv.conf.json``:
+    the running fusegate's (its launch method, timeouts) with the benchmark directory its asv suites, the
+    project and repository the tree, the results in ``results`` and asv's other directories under the tree's
+    ``.asv/``. None for a tree with its own ``asv.conf.json`` (this repository and its measurement trees)."""
+    tree = Path(tree).resolve()
+    if (tree / "asv.conf.json").is_file():
+        return None
+    meter = provenance.meter_root()
+    suites = meter / "benchmarks"
+    if not (meter / "asv.conf.json").is_file() or not (suites / "__init__.py").is_file():
+        raise ValueError(
+            f"{tree} has no asv.conf.json, so the fusegate that runs measures it with its own asv suites, and "
+            f"{meter} has none (asv.conf.json and benchmarks/): run fusegate from a checkout or source install "
+            "of the version the base commit pins"
+        )
+    conf = json.loads((meter / "asv.conf.json").read_text())
+    conf.update(
+        project=_project_name(tree),
+        repo=str(tree),
+        benchmark_dir=str(suites),
+        env_dir=str(tree / ".asv" / "env"),
+        results_dir=str(Path(results).resolve()),
+        html_dir=str(tree / ".asv" / "html"),
+    )
+    path = tree / OUTSIDE_CONFIG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(conf, indent=4) + "\n"
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
+def _project_name(tree: Path) -> str:
+    import tomllib
+
+    try:
+        name = tomllib.loads((tree / provenance.PINS).read_text()).get("project", {}).get("name")
+    except (OSError, ValueError):
+        name = None
+    return str(name or tree.name)

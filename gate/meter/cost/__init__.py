@@ -107,9 +107,14 @@ def worker_env() -> dict[str, str]:
     env.update(TARGET)
     import gate.meter
     import kernels  # the cache directory of this source tree
+    from gate.meter.profile import Profile
 
+    tree = Profile.from_env().tree  # a team's repository measured by this fusegate: its tasks come first
     roots = dict.fromkeys(
-        str(Path(m.__file__).resolve().parents[i]) for m, i in ((kernels, 1), (gate.meter, 2))
+        [
+            *([tree] if tree else []),
+            *(str(Path(m.__file__).resolve().parents[i]) for m, i in ((kernels, 1), (gate.meter, 2))),
+        ]
     )
     env.update(
         # The workers import the very kernels package (the subject) and meter the driver did (asv's environment of
