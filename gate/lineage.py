@@ -52,6 +52,7 @@ def of(repo: Path, base_sha: str, head_sha: str) -> Lineage | None:
     pins = {sha: git.show(repo, sha, provenance.PINS) for sha in files}
     ids = {sha: provenance.of_commit(f, pins[sha]) for sha, f in files.items()}
     changes = tuple(p for p in git.changed(repo, base_sha, head_sha) if provenance.is_meter(p))
+    changes += provenance.meter_pin_changes(pins[base_sha], pins[head_sha])
     return Lineage(
         base=ids[base_sha],
         head=ids[head_sha],

@@ -12,7 +12,8 @@ A tree without an ``asv.conf.json`` of its own (a team's repository: its task pa
 ``[tool.fusegate]`` table) is measured by the fusegate that runs: ``outside_config`` writes the asv
 configuration into the tree's ``.fusegate/``, this fusegate's own with its suites as the benchmark directory
 and the tree as the project, and the benchmark processes import the tree first, then this fusegate
-(``gate.provenance.import_path``).
+(``gate.provenance.import_path``). That fusegate must be the one the commit whose meter measures (the base)
+pins exactly (``check_meter``): the base's pin is the meter of both sides.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate import domain, provenance
+from gate import domain, git, provenance
 
 OUTSIDE_CONFIG = Path(".fusegate") / "asv.conf.json"  # in a tree without an asv.conf.json of its own
 DEFAULT_SECONDS = domain.SUITE_SECONDS  # used when this machine has no asv results yet
@@ -251,3 +252,22 @@ def _project_name(tree: Path) -> str:
     except (OSError, ValueError):
         name = None
     return str(name or tree.name)
+
+
+def check_meter(repo: Path, meter_sha: str) -> None:
+    """Refuse (ValueError) to measure with ``meter_sha``'s meter when that commit pins fusegate (a team's
+    repository) and the fusegate that runs is not exactly that pin."""
+    pin = provenance.meter_pin(git.show(repo, meter_sha, provenance.PINS))
+    if pin is None:
+        return  # this repository: its meter is its own tree
+    running = provenance.running_pin()
+    if _exact_form(pin) != _exact_form(running):
+        raise ValueError(
+            f"commit {meter_sha[:12]} measures with {pin} (its pyproject.toml), and this is {running}: install "
+            f"that one (pip install '{pin}') and run again. The base's fusegate pin measures base and head; "
+            "pin it exactly (fusegate==VERSION)"
+        )
+
+
+def _exact_form(requirement: str) -> str:
+    return "".join(requirement.split()).lower().replace("_", "-")
