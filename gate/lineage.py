@@ -50,8 +50,12 @@ def of(repo: Path, base_sha: str, head_sha: str) -> Lineage | None:
     if not all(files.values()):
         return None
     pins = {sha: git.show(repo, sha, provenance.PINS) for sha in files}
-    ids = {sha: provenance.of_commit(f, pins[sha]) for sha, f in files.items()}
-    changes = tuple(p for p in git.changed(repo, base_sha, head_sha) if provenance.is_meter(p))
+    tables = {sha: git.show(repo, sha, provenance.DECLARATION) for sha in files}
+    ids = {sha: provenance.of_commit(f, pins[sha], tables[sha]) for sha, f in files.items()}
+    layouts = {sha: provenance.layout(pins[sha], tables[sha]) for sha in files}
+    changes = provenance.meter_changes(
+        git.changed(repo, base_sha, head_sha), layouts[base_sha], layouts[head_sha]
+    )
     changes += provenance.meter_pin_changes(pins[base_sha], pins[head_sha])
     return Lineage(
         base=ids[base_sha],

@@ -1,31 +1,49 @@
 """Which files are the subject and which the meter, and the content id of each side of a tree.
 
-The **subject** is what a pull request is judged on: ``kernels/`` (tasks, reference, hand-written and assembled
-kernels, plans, the collector's own code) and the dependency pins it runs with. The **meter** is what runs,
-times, counts, checks and records it: ``gate/meter/``, the asv suites in ``benchmarks/``, ``asv.conf.json``, the
-sidecar records and the parity tolerances (which live with the reference, but are read from the base like the
-rest of the meter). The gate measures a head's subject with its base's meter, so a change cannot measure itself.
+The **subject** is what a pull request is judged on: the directories a repository declares (``gate.subject``:
+its ``[tool.fusegate]`` table; here ``kernels/``: the tasks, their reference, hand-written and assembled kernels,
+plans, the collector's own code) and the dependency pins it runs with. The **meter** is what runs, times, counts,
+checks and records it: ``gate/meter/``, the asv suites in ``benchmarks/``, ``asv.conf.json``, the sidecar
+records, the declaration itself, and the parts of each task that measure it, which live in the subject's
+directories but are read from the base like the rest of the meter: every task's ``meter.py`` (its snapshots,
+tolerances and cost weights) and the shared snapshot helpers ``kernels/synthetic.py``. The gate measures a
+head's subject with its base's meter, so a change cannot measure itself.
 
 An id is the sha256 of (path, git blob id) of every file of the side, sorted: the same whether it is computed
-from a git tree (``git ls-tree``) or from files on disk (``blob_id``), and it changes with content only.
+from a git tree (``git ls-tree``) or from files on disk (``blob_id``), and it changes with content only. The
+declaration counts on the meter's side as its content (``TABLE``), wherever it is written (pyproject.toml or
+fusegate.toml). A tree that declares no subject (a commit from before the declaration) is read as this repository
+was then (``UNDECLARED``), so its ids are the ones its runs recorded.
 Standard library only: the benchmark processes compute the ids of the tree they run in.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-SUBJECT_DIRS = ("kernels/",)
-# Files inside the subject's directories that belong to the meter (read from the base).
-METER_FILES = ("kernels/reference/tolerance.py", "asv.conf.json", "gate/sidecar.py", "gate/provenance.py")
+from gate import subject as declared
+
+# Files of the meter in every tree (those inside the subject's directories are read from the base).
+METER_FILES = (
+    "asv.conf.json",
+    "gate/sidecar.py",
+    "gate/provenance.py",
+    "gate/subject.py",
+    "kernels/synthetic.py",
+)
 METER_DIRS = ("gate/meter/", "benchmarks/")
+TASK_METER = "meter.py"  # in each task's package: the task's part of the meter
 # What the subject runs with: the dependency pins of pyproject.toml (a change of them is measured, never reused;
-# the rest of that file, tool settings, is neither side).
+# the rest of that file, tool settings, is neither side, but for the declaration, which is the meter's).
 PINS = "pyproject.toml"
+DECLARATION = declared.FILE  # the declaration's own file (else it is a table of pyproject.toml)
+# The declaration's entry among the meter's files, and its name in a list of changes.
+TABLE = "[tool.fusegate]"
 SUFFIXES = (".py",)  # inside the directories, what is imported
 # A team's repository pins the fusegate that measures it: that requirement is meter, not subject (the base's pin
 # measures both sides; a head that changes it changes the meter). This repository is fusegate and names none.
@@ -36,12 +54,84 @@ MANIFEST = (
 )
 
 
-def is_meter(path: str) -> bool:
-    return path in METER_FILES or (path.startswith(METER_DIRS) and path.endswith(SUFFIXES))
+@dataclass(frozen=True, kw_only=True)
+class Layout:
+    """Where a tree's subject and meter are, from its declaration (``layout``)."""
+
+    dirs: tuple[str, ...]  # the subject's directories
+    tasks_dir: str | None = None  # the tasks package's directory: its ``<task>/meter.py`` are the meter's
+    meter_files: tuple[str, ...] = METER_FILES
+    table: str | None = None  # the declaration's content (a meter entry); None: the tree declares none
+    declaration: declared.Subject | None = None
+
+    def is_meter(self, path: str) -> bool:
+        return (
+            path in self.meter_files
+            or (path.startswith(METER_DIRS) and path.endswith(SUFFIXES))
+            or self._task_meter(path)
+        )
+
+    def is_subject(self, path: str) -> bool:
+        return path.startswith(self.dirs) and path.endswith(SUFFIXES) and not self.is_meter(path)
+
+    def _task_meter(self, path: str) -> bool:
+        if self.tasks_dir is None or not path.startswith(self.tasks_dir + "/"):
+            return False
+        return path[len(self.tasks_dir) + 1 :].split("/")[1:] == [TASK_METER]
+
+    def entries(self) -> list[tuple[str, str]]:
+        """The declaration's entry among the meter's (path, blob id) pairs (none when the tree declares none)."""
+        return [] if self.table is None else [(TABLE, blob_id(self.table.encode()))]
 
 
-def is_subject(path: str) -> bool:
-    return path not in METER_FILES and path.startswith(SUBJECT_DIRS) and path.endswith(SUFFIXES)
+# A tree without a declaration: this repository before it declared its subject (its tolerances were a file of the
+# reference then).
+UNDECLARED = Layout(dirs=("kernels/",), meter_files=(*METER_FILES, "kernels/reference/tolerance.py"))
+
+
+def layout(pyproject: bytes | str | None, fusegate_toml: bytes | str | None = None) -> Layout:
+    """The layout a tree's ``pyproject.toml`` and ``fusegate.toml`` texts declare (None: absent). Never raises: a
+    declaration that cannot be read is the undeclared layout with a meter entry saying so (a head that breaks its
+    declaration changes the meter, and is measured with its base's)."""
+    if fusegate_toml is None and (pyproject is None or not _declares(pyproject)):
+        return UNDECLARED
+    try:
+        found = declared.from_texts(pyproject, fusegate_toml)
+    except declared.SubjectError as exc:
+        return Layout(dirs=UNDECLARED.dirs, meter_files=UNDECLARED.meter_files, table=f"(unreadable: {exc})")
+    return Layout(
+        dirs=found.dirs,
+        tasks_dir=found.tasks_dir,
+        table=json.dumps(found.table(), sort_keys=True),
+        declaration=found,
+    )
+
+
+def _declares(pyproject: bytes | str) -> bool:
+    """Whether a pyproject.toml's text has a ``[tool.fusegate]`` table (unreadable text: it may, so yes)."""
+    import tomllib
+
+    try:
+        text = pyproject.decode() if isinstance(pyproject, bytes) else pyproject
+        return "fusegate" in tomllib.loads(text).get("tool", {})
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "[tool.fusegate" in str(pyproject)
+
+
+def on_disk(root: Path) -> Layout:
+    """The layout the tree at ``root`` declares."""
+    root = Path(root)
+    texts = [
+        (root / name).read_bytes() if (root / name).is_file() else None for name in (PINS, declared.FILE)
+    ]
+    return layout(*texts)
+
+
+def meter_changes(changed: Iterable[str], base: Layout, head: Layout) -> tuple[str, ...]:
+    """The meter's files among ``changed`` (paths that differ between two commits), by either commit's layout,
+    and ``TABLE`` when their declarations differ."""
+    paths = [p for p in changed if base.is_meter(p) or head.is_meter(p)]
+    return (*paths, *([TABLE] if base.table != head.table else []))
 
 
 def dependencies(pyproject: bytes | str | None) -> list[str]:
@@ -174,13 +264,21 @@ def content_id(entries: Iterable[tuple[str, str]]) -> str:
 
 
 def ids(
-    entries: Iterable[tuple[str, str]], pyproject: bytes | None, *, pin: str | None = None
+    entries: Iterable[tuple[str, str]],
+    pyproject: bytes | None,
+    where: Layout | None = None,
+    *,
+    pin: str | None = None,
 ) -> dict[str, str]:
-    """{"subject": id, "meter": id} from (path, blob id) of a tree's files and its pyproject.toml's text; the
-    meter's includes its fusegate pin (``meter_pin``; ``pin`` in its place, when given)."""
+    """{"subject": id, "meter": id} from (path, blob id) of a tree's files, its pyproject.toml's text and the
+    layout it declares (default: the one its pyproject.toml declares); the meter's includes its fusegate pin
+    (``meter_pin``; ``pin`` in its place, when given)."""
+    where = layout(pyproject) if where is None else where
     entries = list(entries)
-    subject = [(f, b) for f, b in entries if is_subject(f)] + [(f"{PINS}#dependencies", pins_id(pyproject))]
-    meter = [(f, b) for f, b in entries if is_meter(f)]
+    subject = [(f, b) for f, b in entries if where.is_subject(f)] + [
+        (f"{PINS}#dependencies", pins_id(pyproject))
+    ]
+    meter = [(f, b) for f, b in entries if where.is_meter(f)] + where.entries()
     pin = meter_pin(pyproject) and (pin or meter_pin(pyproject))
     meter += [(f"{PINS}#{METER_DISTRIBUTION}", blob_id(_same_form(pin).encode()))] if pin else []
     return {"subject": content_id(subject), "meter": content_id(meter)}
@@ -191,8 +289,9 @@ def ids_on_disk(root: Path) -> dict[str, str]:
     pins fusegate is measured by the fusegate that runs: its meter's id names that one (``running_pin``), the
     same as its base's when it is the version the base pins."""
     root = Path(root)
-    files = _files(root, {*SUBJECT_DIRS, *METER_DIRS}) | {f for f in METER_FILES if (root / f).is_file()}
-    return ids(((f, blob_id((root / f).read_bytes())) for f in files), _pins(root), pin=running_pin())
+    where = on_disk(root)
+    files = _files(root, {*where.dirs, *METER_DIRS}) | {f for f in where.meter_files if (root / f).is_file()}
+    return ids(((f, blob_id((root / f).read_bytes())) for f in files), _pins(root), where, pin=running_pin())
 
 
 def running_pin() -> str:
@@ -219,7 +318,7 @@ def _pins(root: Path) -> bytes | None:
     return pins.read_bytes() if pins.is_file() else None
 
 
-def _imports(root: Path, path: str) -> set[str]:
+def _imports(root: Path, path: str, where: Layout) -> set[str]:
     """The subject modules (repository paths) that the module at ``path`` imports anywhere, also inside
     functions (a superset), relative imports resolved."""
     import ast
@@ -238,29 +337,31 @@ def _imports(root: Path, path: str) -> set[str]:
             continue
         for parts in names:
             for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
-                if is_subject(candidate) and (root / candidate).is_file():
+                if where.is_subject(candidate) and (root / candidate).is_file():
                     found.add(candidate)
     return found
 
 
-def implementation_id(root: Path, entry: str, entries: Iterable[str]) -> str:
+def implementation_id(root: Path, entry: str, entries: Iterable[str], *, beside: Iterable[str] = ()) -> str:
     """The id of what one implementation's kernel is made of, in the tree at ``root`` as it is on disk: the pins
     and every subject file but those only other implementations reach. What runs beside every kernel is part of
-    each: every module outside the implementations' packages (the directories of ``entries``, repository paths of
-    every kernel's module: the package, the registry, the collector, the tasks and their plans, which the
-    registry imports by name), every module no implementation imports, and everything they import, transitively.
-    A module in an implementations' package belongs to the implementations whose imports reach it, with the
-    packages above each module: an edit to one implementation's module, or to a module in its package that only
-    some implementations import (the code generator of the generated kernels), leaves the others' ids alone; an
-    edit to anything every kernel runs beside (a task, a plan, the registry) changes every id. A module that does
-    not parse: the whole subject's id for the kernels that reach it."""
-    return _implementation_ids(Path(root), [entry], entries)[entry]
+    each: every module no implementation imports (``entries``: repository paths of every kernel's module), the
+    modules of ``beside`` (what the registry imports by name: each task's package and collector env), and
+    everything they import, transitively. A module some implementations import belongs to those, with the
+    packages above each module: an edit to one implementation's module, or to a module only some
+    implementations import (the code generator of the generated kernels), leaves the others' ids alone; an edit
+    to anything every kernel runs beside (a task's contract or plan, the registry) changes every id. A module
+    that does not parse: the whole subject's id for the kernels that reach it."""
+    return _implementation_ids(Path(root), [entry], entries, beside)[entry]
 
 
-def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str]) -> dict[str, str]:
+def _implementation_ids(
+    root: Path, wanted: Iterable[str], entries: Iterable[str], beside: Iterable[str] = ()
+) -> dict[str, str]:
     """``implementation_id`` of each of ``wanted``, reading and parsing each subject file at most once."""
     entries = set(entries)
-    subject = {f for f in _files(root, SUBJECT_DIRS) if is_subject(f)}
+    where = on_disk(root)
+    subject = {f for f in _files(root, where.dirs) if where.is_subject(f)}
     modules = {f for f in subject if f.endswith(".py")}
     blobs = {f: blob_id((root / f).read_bytes()) for f in subject}
     pins = (f"{PINS}#dependencies", pins_id(_pins(root)))
@@ -274,7 +375,7 @@ def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str
             module = todo.pop()
             if module not in graph:
                 try:
-                    graph[module] = _imports(root, module)
+                    graph[module] = _imports(root, module, where)
                 except (OSError, SyntaxError, ValueError):
                     graph[module] = set()
                     broken.add(module)
@@ -285,10 +386,8 @@ def _implementation_ids(root: Path, wanted: Iterable[str], entries: Iterable[str
 
     own = {entry: closure([entry]) for entry in entries if entry in modules}
     reached = set().union(*own.values()) if own else set()
-    # what runs beside every kernel: the modules no implementation imports, and every module outside the
-    # implementations' packages (the registry imports tasks and plans by name)
-    families = {entry.rpartition("/")[0] for entry in entries}
-    always = closure({m for m in modules if m not in reached or m.rpartition("/")[0] not in families})
+    # what runs beside every kernel: the modules no implementation imports, and what the registry imports by name
+    always = closure({m for m in modules if m not in reached} | (set(beside) & modules))
     out = {}
     for entry in wanted:
         reach = (own[entry] if entry in own else closure([entry])) | always
@@ -313,40 +412,102 @@ def _with_packages(reach: set[str], subject: set[str]) -> set[str]:
     return out
 
 
-def kernel_files(root: Path) -> dict[tuple[str, str], str]:
-    """(task, impl) -> the repository path of its kernel's module in the tree at ``root``, read from the text of
-    the registry's table ``_IMPLEMENTATIONS`` (the subject's code is not run for it); {} without such a table."""
+@dataclass(frozen=True, kw_only=True)
+class TaskFiles:
+    """One task package's modules as its ``TASK = TaskSpec(...)`` names them (read from its text)."""
+
+    package: str  # repository path of its ``__init__.py``
+    kernels: dict[str, str]  # impl -> repository path of its kernel's module
+    env: str | None = None  # repository path of its collector env's module
+
+
+def tasks(root: Path) -> dict[str, TaskFiles]:
+    """task -> its ``TaskFiles``, for every package under the declared tasks package of the tree at ``root``
+    whose ``__init__.py`` assigns ``TASK = TaskSpec(..., implementations={...})`` with a literal dict (the
+    subject's code is not run for it); a package without one, or a tree that declares no subject, has none."""
+    root = Path(root)
+    where = on_disk(root)
+    if where.declaration is None:
+        return {}
+    out = {}
+    base = root / where.tasks_dir
+    for init in sorted(base.glob("*/__init__.py")) if base.is_dir() else ():
+        task = init.parent.name
+        spec = _spec(init)
+        if spec is None:
+            continue
+        package = f"{where.declaration.tasks}.{task}"
+        impls, env = spec
+        try:
+            kernels = {impl: _module_path(root, package, target) for impl, target in impls.items()}
+            env_path = _module_path(root, package, env) if env else None
+        except (AttributeError, TypeError, ValueError):
+            continue
+        out[task] = TaskFiles(package=init.relative_to(root).as_posix(), kernels=kernels, env=env_path)
+    return out
+
+
+def _spec(init: Path) -> tuple[dict[str, str], str | None] | None:
+    """(implementations, env) of the module-level ``TASK = TaskSpec(...)`` call in ``init``, or None."""
     import ast
 
     try:
-        tree = ast.parse((Path(root) / "kernels" / "registry.py").read_text())
-        table = next(
-            ast.literal_eval(node.value)
-            for node in tree.body
-            if isinstance(node, ast.AnnAssign)
-            and getattr(node.target, "id", None) == "_IMPLEMENTATIONS"
-            and node.value is not None
-        )
-        return {
-            (task, impl): target.split(":")[0].replace(".", "/") + ".py"
-            for impl, tasks in table.items()
-            for task, target in tasks.items()
-        }
-    except (OSError, SyntaxError, ValueError, StopIteration, AttributeError, TypeError):
-        return {}
+        tree = ast.parse(init.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        value = getattr(node, "value", None)
+        if not any(getattr(t, "id", None) == "TASK" for t in targets) or not isinstance(value, ast.Call):
+            continue
+        keywords = {k.arg: k.value for k in value.keywords}
+        try:
+            impls = ast.literal_eval(keywords["implementations"])
+            env = ast.literal_eval(keywords["env"]) if "env" in keywords else None
+        except (KeyError, ValueError, SyntaxError):
+            return None
+        if isinstance(impls, dict) and all(isinstance(v, str) for v in impls.values()):
+            return impls, env if isinstance(env, str) else None
+        return None
+    return None
+
+
+def _module_path(root: Path, package: str, target: str) -> str:
+    """The repository path of the module of ``"module:Class"`` (relative to ``package`` when it starts with
+    ".")."""
+    module = target.split(":")[0]
+    if module.startswith("."):
+        dots = len(module) - len(module.lstrip("."))
+        parts = package.split(".")
+        if dots > len(parts):
+            raise ValueError(f"{target!r} reaches above {package}")
+        module = ".".join([*parts[: len(parts) - dots + 1], *filter(None, [module[dots:]])])
+    path = module.replace(".", "/")
+    return f"{path}/__init__.py" if (root / path / "__init__.py").is_file() else f"{path}.py"
+
+
+def kernel_files(root: Path) -> dict[tuple[str, str], str]:
+    """(task, impl) -> the repository path of its kernel's module in the tree at ``root`` (``tasks``)."""
+    return {(task, impl): path for task, found in tasks(root).items() for impl, path in found.kernels.items()}
 
 
 def kernel_ids(root: Path) -> dict[str, str]:
-    """``"task/impl"`` -> ``implementation_id`` of every kernel in the registry's table of the tree at ``root``
-    ({} without the table). Two trees whose ids of a kernel agree run the same sources for it."""
-    files = kernel_files(root)
-    found = _implementation_ids(Path(root), sorted(set(files.values())), files.values())
-    return {f"{task}/{impl}": found[entry] for (task, impl), entry in files.items()}
+    """``"task/impl"`` -> ``implementation_id`` of every kernel the task packages of the tree at ``root`` name ({}
+    without them). Two trees whose ids of a kernel agree run the same sources for it."""
+    found = tasks(root)
+    files = {(task, impl): path for task, t in found.items() for impl, path in t.kernels.items()}
+    beside = {t.package for t in found.values()} | {t.env for t in found.values() if t.env}
+    ids_ = _implementation_ids(Path(root), sorted(set(files.values())), files.values(), beside)
+    return {f"{task}/{impl}": ids_[entry] for (task, impl), entry in files.items()}
 
 
-def of_commit(files: Iterable[tuple[str, str]], pyproject: str | None) -> dict[str, str]:
-    """The ids of a commit, from ``gate.git.files`` and its pyproject.toml's text (``gate.git.show``)."""
-    return ids(files, None if pyproject is None else pyproject.encode())
+def of_commit(
+    files: Iterable[tuple[str, str]], pyproject: str | None, fusegate_toml: str | None = None
+) -> dict[str, str]:
+    """The ids of a commit, from ``gate.git.files`` and the texts of its pyproject.toml and fusegate.toml
+    (``gate.git.show``; None: absent)."""
+    pins = None if pyproject is None else pyproject.encode()
+    return ids(files, pins, layout(pins, fusegate_toml))
 
 
 def meter_root() -> Path:

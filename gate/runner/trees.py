@@ -1,9 +1,10 @@
 """The tree a commit is measured in: its own subject, the base commit's meter.
 
 Like the policy, the code that measures comes from the base: a head's results are taken in a git worktree whose
-``kernels/`` and ``pyproject.toml`` (the subject and its dependency pins, ``gate.provenance``) are the head's and
-whose everything else (the meter: ``gate/meter``, ``benchmarks/``, ``asv.conf.json``, the parity tolerances) is
-the base's, so a pull request cannot change how it is measured. The tree is a commit of its own (parent: the head, never on a branch) checked out under
+subject directories (as the base declares them, ``gate.subject``) and ``pyproject.toml`` (the subject and its
+dependency pins, ``gate.provenance``) are the head's and whose everything else (the meter: ``gate/meter``,
+``benchmarks/``, ``asv.conf.json``, each task's ``meter.py``, the declaration itself) is the base's, so a pull
+request cannot change how it is measured. The tree is a commit of its own (parent: the head, never on a branch) checked out under
 ``.fusegate/worktrees/<head>-m<base>``; asv records its results as the head's (``--set-commit-hash``), and every
 benchmark process records the ids of the subject and meter it ran (``gate.provenance.ids_on_disk``).
 """
@@ -44,19 +45,27 @@ class Tree:
         return self.commit != self.meter_commit
 
 
+def layout(repo: Path, sha: str) -> provenance.Layout:
+    """The layout commit ``sha`` declares (``gate.provenance.layout``)."""
+    return provenance.layout(
+        git.show(repo, sha, provenance.PINS), git.show(repo, sha, provenance.DECLARATION)
+    )
+
+
 def ids(repo: Path, sha: str) -> dict[str, str]:
     """The provenance ids of commit ``sha`` as git has it."""
-    return provenance.of_commit(git.files(repo, sha), git.show(repo, sha, provenance.PINS))
+    pins, table = git.show(repo, sha, provenance.PINS), git.show(repo, sha, provenance.DECLARATION)
+    return provenance.of_commit(git.files(repo, sha), pins, table)
 
 
 def meter_changes(repo: Path, base: str, head: str) -> tuple[str, ...]:
-    """The meter's files that ``head`` changes against ``base``."""
-    return tuple(p for p in git.changed(repo, base, head) if provenance.is_meter(p))
+    """The meter's files that ``head`` changes against ``base`` (and ``provenance.TABLE``: its declaration)."""
+    return provenance.meter_changes(git.changed(repo, base, head), layout(repo, base), layout(repo, head))
 
 
-def _git(repo: Path, *args: str, env: dict | None = None) -> str:
+def _git(repo: Path, *args: str, env: dict | None = None, input: str | None = None) -> str:
     done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, env=env
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, env=env, input=input
     )
     if done.returncode:
         raise TreeError(f"git {' '.join(args[:3])} failed: {done.stderr.strip()[-300:]}")
@@ -64,24 +73,44 @@ def _git(repo: Path, *args: str, env: dict | None = None) -> str:
 
 
 def composite_commit(repo: Path, head: str, meter: str) -> str:
-    """A commit of ``meter``'s tree with ``head``'s subject: its ``kernels/`` but the meter's files in it, and its
-    ``pyproject.toml`` (the pins; the rest of that file is neither side)."""
+    """A commit of ``meter``'s tree with ``head``'s subject: the files in the subject's directories (as ``meter``
+    declares them) but the meter's files there (``meter``'s: each task's meter.py, the snapshot helpers), and
+    ``head``'s ``pyproject.toml`` (the pins) with ``meter``'s declaration of the subject (a ``fusegate.toml``,
+    which wins over the table in the head's pyproject.toml)."""
+    where = layout(repo, meter)
     with tempfile.TemporaryDirectory(prefix="fusegate-index-") as tmp:
         env = {**os.environ, **_IDENTITY, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(repo, "read-tree", meter, env=env)
-        for d in provenance.SUBJECT_DIRS:
+        for d in where.dirs:
             _git(repo, "rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", d, env=env)
             if _git(repo, "ls-tree", "-d", head, d.rstrip("/")):
                 _git(repo, "read-tree", f"--prefix={d}", f"{head}:{d.rstrip('/')}", env=env)
-        # the meter's files inside the subject's directories are the meter's; the file of the pins is the head's
-        taken = [(meter, p) for p in provenance.METER_FILES if p.startswith(provenance.SUBJECT_DIRS)]
-        for commit, path in [*taken, (head, provenance.PINS)]:
+        # the meter's files inside the subject's directories are the meter's (a head's own are dropped); the file
+        # of the pins is the head's
+        inside = [
+            p
+            for p in _git(repo, "ls-files", "--cached", *where.dirs, env=env).splitlines()
+            + _git(repo, "ls-tree", "-r", "--name-only", meter, "--", *where.dirs).splitlines()
+            if where.is_meter(p)
+        ]
+        for commit, path in [*((meter, p) for p in sorted(set(inside))), (head, provenance.PINS)]:
             entry = _git(repo, "ls-tree", commit, path)
             if entry:
                 mode, _, blob = entry.split("\t")[0].split()
                 _git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
             else:
                 _git(repo, "update-index", "--force-remove", path, env=env)
+        if where.declaration is not None and not _git(repo, "ls-tree", meter, provenance.DECLARATION):
+            # declared in the meter's pyproject.toml, which the head's replaces: its declaration as a file of its own
+            blob = _git(repo, "hash-object", "-w", "--stdin", input=where.declaration.toml())
+            _git(
+                repo,
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                f"100644,{blob},{provenance.DECLARATION}",
+                env=env,
+            )
         tree = _git(repo, "write-tree", env=env)
         message = f"fusegate: the subject of {head[:12]} measured with the meter of {meter[:12]}"
         return _git(repo, "commit-tree", tree, "-p", head, "-m", message, env=env)
