@@ -80,10 +80,10 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WALK = "kernels/assembled/g1_walk.py"
-MOTION = "kernels/assembled/g1_motion.py"
+WALK = "kernels/tasks/g1_walk/assembled.py"
+MOTION = "kernels/tasks/g1_motion/assembled.py"
 CODEGEN = "kernels/assembled/codegen.py"
-HANDWRITTEN_WALK = "kernels/handwritten/g1_walk.py"
+HANDWRITTEN_WALK = "kernels/tasks/g1_walk/handwritten.py"
 WALK_ASSEMBLED = ("g1_walk/assembled",)
 ASSEMBLED = ("*/assembled",)
 
@@ -157,7 +157,7 @@ SERIAL = Edit(
     CODEGEN, '"scratch[:, :] = 0.0", "for i in prange(n):"', '"scratch[:, :] = 0.0", "for i in range(n):"'
 )
 COMMENT = tuple(
-    Edit(f"kernels/handwritten/{task}.py", "", "\n# The same kernel: a comment to measure it again.\n")
+    Edit(f"kernels/tasks/{task}/handwritten.py", "", "\n# The same kernel: a comment to measure it again.\n")
     for task in ("g1_walk", "g1_motion")
 )
 # The generated kernels as a serial loop would write them: no thread ids, every env's term sums added to one row.
@@ -312,8 +312,8 @@ SCENARIOS = {
         Scenario(
             "hide_tolerance",
             "reject",
-            (PARITY, Edit("kernels/reference/tolerance.py", "ATOL = 1e-5", "ATOL = 1e3")),
-            "fail: correctness (the base's tolerance); a meter row names tolerance.py",
+            (PARITY, Edit("kernels/tasks/g1_walk/meter.py", "ATOL = 1e-5", "ATOL = 1e3")),
+            "fail: correctness (the base's tolerance); a meter row names meter.py",
             changed=WALK_ASSEMBLED,
         ),
         Scenario(

@@ -8,8 +8,11 @@ transitively (read from the import statements, so it is known before the module 
 edit to a task's layout recompiles that task's kernels; an edit under ``kernels/sim`` or to the other task
 recompiles nothing it does not reach. Generated modules are keyed the same way (``kernels.assembled.codegen``).
 
-The cache root, ``<NUMBA_CACHE_DIR or ~/.cache/fusegate/numba>/<source_hash()>``, is keyed by this module (the
-keying scheme) only.
+The cache root, ``<NUMBA_CACHE_DIR or ~/.cache/fusegate/numba>/<source_hash()>`` (``CACHE_DIR``), is keyed by
+this module (the keying scheme) only. Importing this module configures Numba to use it, so every module of the
+package that defines a cached kernel imports it (directly, or through ``kernels.kernel``, ``kernels.scalar`` or
+``kernels.geometry``) before the kernel is defined; the package itself, its registry and the task specs do not
+import Numba.
 
 Numba files a cached function under a hash of its source directory's absolute path, so every clone, worktree
 and asv environment compiled every kernel again (~2 minutes here) for identical sources. ``PackageLocator``
@@ -153,3 +156,6 @@ def configure() -> Path:
     if not numba.config.CACHE_LOCATOR_CLASSES:  # a user's own list wins
         numba.config.CACHE_LOCATOR_CLASSES = f"{__name__}.PackageLocator,{_NUMBA_LOCATORS}"
     return directory
+
+
+CACHE_DIR = configure()  # before any cached kernel of the package is defined

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 if TYPE_CHECKING:
     from kernels.spec import TaskPlan
@@ -105,8 +104,12 @@ class TaskContract:
             self._explain(snap, num_envs=num_envs)
 
     def _check_index_values(self, snap: Mapping[str, np.ndarray], frames: int) -> None:
+        from kernels.scalar import (
+            all_in_range,  # Numba on first use: a contract (a task's spec) imports without it
+        )
+
         for name in self._index_arrays:
-            if not _all_in_range(snap[name], frames):
+            if not all_in_range(snap[name], frames):
                 raise LookupError
 
     @functools.cache  # noqa: B019 - contracts are module-level constants, one per task
@@ -135,7 +138,7 @@ class TaskContract:
         if missing:
             raise ValueError(
                 f"{self.task}: snapshot is missing {', '.join(missing)}; "
-                f"build one with gate.meter.synthetic.make_inputs({self.task!r}, num_envs, seed)"
+                "build one with make_inputs(num_envs, seed) of the task's meter.py"
             )
         frames: int | None = None
         for spec in self.snapshot:
@@ -152,7 +155,7 @@ class TaskContract:
             lo, hi = int(snap[name].min()), int(snap[name].max())
             if lo < 0 or hi >= frames:
                 raise ValueError(
-                    f"{self.task}: array {name!r} holds motion frames, so its values must lie in [0, T - 1] = "
+                    f"{self.task}: array {name!r} holds frame indexes, so its values must lie in [0, T - 1] = "
                     f"[0, {frames - 1}] (the library has T = {frames} frames), got values from {lo} to {hi}; "
                     "wrap or resample them before the call"
                 )
@@ -169,15 +172,6 @@ class TaskContract:
 
     def allocate_outputs(self, *, num_envs: int) -> dict[str, np.ndarray]:
         return {s.name: np.empty(s.concrete_shape(num_envs=num_envs), s.dtype) for s in self.outputs}
-
-
-@njit(cache=True)  # one compiled pass instead of two NumPy reductions: it runs on every call
-def _all_in_range(values, stop):
-    """Whether every value lies in [0, stop)."""
-    for v in values.ravel():  # noqa: SIM110 - a plain loop is what Numba compiles well
-        if v < 0 or v >= stop:
-            return False
-    return True
 
 
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
@@ -204,7 +198,7 @@ def _check_array(
             f"{where} must have shape {shown} (N = {num_envs} envs, as the kernel was loaded), got {arr.shape}"
         )
     if "T" in spec.shape and arr.shape[spec.shape.index("T")] == 0:
-        raise ValueError(f"{where} has no motion frames (T = 0); the motion library needs at least one frame")
+        raise ValueError(f"{where} has no frames (T = 0); a library of frames needs at least one")
     if not arr.flags.c_contiguous:
         raise ValueError(f"{where} must be C-contiguous; pass np.ascontiguousarray({spec.name})")
     if in_place and not arr.flags.writeable:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+import kernels._cache  # noqa: F401  (Numba's cache is configured before a kernel is defined)
 from kernels.scalar import atan2_nonneg
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+import kernels._cache  # noqa: F401  (Numba's cache is configured before a kernel is defined)
 from kernels.contract import TaskContract
 from kernels.spec import TaskPlan
 
@@ -122,18 +123,22 @@ def padded_scratch(rows: int, cols: int) -> np.ndarray:
 
 
 class Kernel(ABC):
-    """One implementation of one task, loaded for a fixed number of envs."""
+    """One implementation of one task, loaded for a fixed number of envs. ``impl`` is the implementation's name in
+    its task's spec; the registry passes it (``kernels.registry.Registry.load``)."""
 
     impl: str = ""
     parallel: bool = False
 
-    def __init__(self, contract: TaskContract, *, plan: TaskPlan, num_envs: int, threads: int | None):
+    def __init__(
+        self, contract: TaskContract, *, plan: TaskPlan, num_envs: int, threads: int | None, impl: str = ""
+    ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(
                 f"num_envs must be a positive integer (N = 0 is out of contract), got {num_envs!r}"
             )
         if plan.task != contract.task:
             raise ValueError(f"a {plan.task} plan cannot drive a {contract.task} kernel")
+        self.impl = impl or self.impl
         self.plan = plan
         self.contract = contract.for_plan(plan)
         self.task = contract.task

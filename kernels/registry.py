@@ -1,77 +1,198 @@
-"""What exists: tasks, implementations, and how to load one (the API other tools build on)."""
+"""What exists: tasks, implementations, and how to load one (the API other tools build on).
+
+A ``Registry`` is made from a package of tasks: each subpackage is one task, named by its package, and declares
+it in its ``__init__.py`` as ``TASK = kernels.spec.TaskSpec(...)``. Discovery imports each spec (its contract and
+plan) and nothing compiled, and neither imports Numba: a kernel's module is imported when the kernel is loaded.
+
+This repository's tasks are ``kernels.tasks``; the module-level names (``TASKS``, ``IMPLS``, ``REFERENCE``,
+``available``, ``contract``, ``default_plan``, ``load`` ...) are its registry's, made on first use::
+
+    from kernels import registry
+    registry.available("g1_walk")  # ('numpy', 'handwritten', 'assembled', 'assembled_generic')
+    registry.Registry("my_team.tasks").load("my_task", "fused", num_envs=4096)
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+import pkgutil
+from collections.abc import Mapping
 from importlib import import_module
 from types import ModuleType
 
 import numpy as np
 
 from kernels.contract import TaskContract
-from kernels.kernel import Kernel
-from kernels.spec import TaskPlan
+from kernels.spec import TaskPlan, TaskSpec
 
-# task -> module holding its constants and CONTRACT
-_TASK_MODULES = {"g1_walk": "kernels.tasks.g1_walk", "g1_motion": "kernels.tasks.g1_motion"}
-TASKS: tuple[str, ...] = tuple(_TASK_MODULES)
+DEFAULT = "kernels.tasks"  # this repository's package of tasks
 
-# implementation -> "module:Class" per task. "numpy" is the reference every other one is checked against.
-_IMPLEMENTATIONS: dict[str, dict[str, str]] = {
-    "numpy": {
-        "g1_walk": "kernels.reference.kernel:ReferenceWalk",
-        "g1_motion": "kernels.reference.kernel:ReferenceMotion",
-    },
-    "handwritten": {
-        "g1_walk": "kernels.handwritten.g1_walk:HandwrittenWalk",
-        "g1_motion": "kernels.handwritten.g1_motion:HandwrittenMotion",
-    },
-    "assembled": {
-        "g1_walk": "kernels.assembled.g1_walk:AssembledWalk",
-        "g1_motion": "kernels.assembled.g1_motion:AssembledMotion",
-    },
-    "assembled_generic": {
-        "g1_walk": "kernels.assembled.generic_walk:GenericWalk",
-        "g1_motion": "kernels.assembled.generic_motion:GenericMotion",
-    },
-}
-IMPLS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)
-REFERENCE = "numpy"
+
+class Registry:
+    """The tasks of ``package`` (its subpackages, in the order of their names) and their implementations."""
+
+    def __init__(self, package: str):
+        self.package = package
+        try:
+            found = import_module(package)
+        except ImportError as exc:
+            raise ValueError(
+                f"the package of tasks {package!r} cannot be imported ({exc}); check its name"
+            ) from exc
+        if not hasattr(found, "__path__"):
+            raise ValueError(
+                f"{package!r} is a module, not a package of tasks (each task is one of its subpackages)"
+            )
+        self._specs: dict[str, TaskSpec] = {}
+        for info in sorted(pkgutil.iter_modules(found.__path__), key=lambda m: m.name):
+            if info.ispkg:
+                self._specs[info.name] = self._discover(info.name)
+        if not self._specs:
+            raise ValueError(f"the package of tasks {package!r} has no task: add a subpackage per task")
+        self.tasks: tuple[str, ...] = tuple(self._specs)
+        self.impls: tuple[str, ...] = tuple(
+            dict.fromkeys(impl for spec in self._specs.values() for impl in spec.implementations)
+        )
+
+    def _discover(self, task: str) -> TaskSpec:
+        module = import_module(f"{self.package}.{task}")
+        spec = getattr(module, "TASK", None)
+        if not isinstance(spec, TaskSpec):
+            raise ValueError(
+                f"{module.__name__} declares no task: its __init__.py must assign TASK = kernels.spec.TaskSpec(...) "
+                f"(found {type(spec).__name__})"
+            )
+        if spec.contract.task != task:
+            raise ValueError(
+                f"{module.__name__}: the task's name is its package's, {task!r}, but its contract says "
+                f"{spec.contract.task!r}; make them the same"
+            )
+        return spec
+
+    def __repr__(self) -> str:
+        return f"Registry({self.package!r}: {', '.join(self.tasks)})"
+
+    def spec(self, task: str) -> TaskSpec:
+        try:
+            return self._specs[task]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown task {task!r}; known tasks: {', '.join(self.tasks)}") from None
+
+    def reference(self, task: str) -> str:
+        """The implementation that is ``task``'s semantics."""
+        return self.spec(task).reference
+
+    def available(self, task: str) -> tuple[str, ...]:
+        """The implementations that have a kernel for ``task``."""
+        return tuple(self.spec(task).implementations)
+
+    def contract(self, task: str) -> TaskContract:
+        return self.spec(task).contract
+
+    def default_plan(self, task: str) -> TaskPlan:
+        """The task's default plan (spec E: the one the hand-written kernels implement)."""
+        return self.spec(task).plan
+
+    def task_module(self, task: str) -> ModuleType:
+        """The module of the task's constants, ``<task>.constants`` (the task package itself when it has none)."""
+        package = f"{self.package}.{self.spec(task).task}"
+        try:
+            return import_module(f"{package}.constants")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{package}.constants":
+                raise
+            return import_module(package)
+
+    def _resolve(self, task: str, target: str) -> type:
+        module, name = target.split(":")
+        return getattr(import_module(module, package=f"{self.package}.{task}"), name)
+
+    def kernel_class(self, task: str, impl: str) -> type:
+        spec = self.spec(task)
+        if impl not in spec.implementations:
+            if impl in self.impls:
+                raise ValueError(f"implementation {impl!r} has no kernel for task {task!r}")
+            raise ValueError(
+                f"unknown implementation {impl!r}; known implementations: {', '.join(self.impls)}"
+            )
+        return self._resolve(task, spec.implementations[impl])
+
+    def load(
+        self,
+        task: str,
+        impl: str = "handwritten",
+        *,
+        num_envs: int,
+        threads: int | None = None,
+        noise_level: float | None = None,
+        plan: TaskPlan | None = None,
+    ):
+        """Load ``impl`` of ``task`` for ``num_envs`` envs (a ``kernels.kernel.Kernel``).
+
+        ``threads`` defaults to the measured cap for N (see ``kernels.kernel.MIN_ENVS_PER_THREAD``); a request is
+        also capped by N. ``plan`` defaults to the task's default plan; ``noise_level``, when given, replaces the
+        plan's (0.0 gives the noise-free observations).
+        """
+        cls = self.kernel_class(task, impl)
+        plan = self.default_plan(task) if plan is None else plan
+        if not isinstance(plan, TaskPlan):
+            raise ValueError(f"plan must be a kernels.spec.TaskPlan, got {type(plan).__name__}")
+        if noise_level is not None:
+            plan = plan.replace(noise_level=noise_level)
+        return cls(impl=impl, plan=plan, num_envs=num_envs, threads=threads)
+
+    def meter(self, task: str) -> ModuleType:
+        """The task's part of the meter, ``<task>/meter.py`` (snapshots, tolerances, cost weights)."""
+        return import_module(f"{self.package}.{self.spec(task).task}.meter")
+
+    def env_class(self, task: str) -> type | None:
+        """The task's collector env (a ``kernels.sim.env.TaskEnv``), or None: the task has no collector."""
+        spec = self.spec(task)
+        return None if spec.env is None else self._resolve(task, spec.env)
+
+
+def copy_snapshot(snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """An independent copy (state arrays are updated in place, so each implementation needs its own)."""
+    return {name: arr.copy() for name, arr in snap.items()}
+
+
+# --- this repository's registry ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def default() -> Registry:
+    """The registry of ``kernels.tasks``, made once per process."""
+    return Registry(DEFAULT)
+
+
+def common_reference(registry: Registry) -> str:
+    """The reference every task of ``registry`` shares (ValueError when they differ)."""
+    found = {registry.reference(t) for t in registry.tasks}
+    if len(found) != 1:
+        raise ValueError(
+            f"the tasks of {registry.package} have different references ({', '.join(sorted(found))})"
+        )
+    return found.pop()
 
 
 def available(task: str) -> tuple[str, ...]:
-    """The implementations that have a kernel for ``task``."""
-    return tuple(impl for impl in IMPLS if _check_task(task) in _IMPLEMENTATIONS[impl])
-
-
-def _check_task(task: str) -> str:
-    if task not in _TASK_MODULES:
-        raise ValueError(f"unknown task {task!r}; known tasks: {', '.join(TASKS)}")
-    return task
-
-
-def task_module(task: str) -> ModuleType:
-    return import_module(_TASK_MODULES[_check_task(task)])
+    return default().available(task)
 
 
 def contract(task: str) -> TaskContract:
-    return task_module(task).CONTRACT
+    return default().contract(task)
 
 
 def default_plan(task: str) -> TaskPlan:
-    """The task's spec E plan (the one the hand-written kernels implement)."""
-    return import_module(f"{_TASK_MODULES[_check_task(task)]}_plan").DEFAULT_PLAN
+    return default().default_plan(task)
 
 
-def _kernel_class(task: str, impl: str) -> Callable[..., Kernel]:
-    _check_task(task)
-    if impl not in _IMPLEMENTATIONS:
-        raise ValueError(f"unknown implementation {impl!r}; known implementations: {', '.join(IMPLS)}")
-    target = _IMPLEMENTATIONS[impl].get(task)
-    if target is None:
-        raise ValueError(f"implementation {impl!r} has no kernel for task {task!r}")
-    module, name = target.split(":")
-    return getattr(import_module(module), name)
+def task_module(task: str) -> ModuleType:
+    return default().task_module(task)
+
+
+def kernel_class(task: str, impl: str) -> type:
+    return default().kernel_class(task, impl)
 
 
 def load(
@@ -82,22 +203,16 @@ def load(
     threads: int | None = None,
     noise_level: float | None = None,
     plan: TaskPlan | None = None,
-) -> Kernel:
-    """Load ``impl`` of ``task`` for ``num_envs`` envs.
-
-    ``threads`` defaults to the measured cap for N (see ``kernels.kernel.MIN_ENVS_PER_THREAD``); a request is
-    also capped by N. ``plan`` defaults to the task's spec E plan; ``noise_level``, when given, replaces the
-    plan's (0.0 gives the noise-free observations).
-    """
-    cls = _kernel_class(task, impl)
-    plan = default_plan(task) if plan is None else plan
-    if not isinstance(plan, TaskPlan):
-        raise ValueError(f"plan must be a kernels.spec.TaskPlan, got {type(plan).__name__}")
-    if noise_level is not None:
-        plan = plan.replace(noise_level=noise_level)
-    return cls(plan=plan, num_envs=num_envs, threads=threads)
+):
+    """``Registry.load`` of this repository's tasks."""
+    return default().load(task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level, plan=plan)
 
 
-def copy_snapshot(snap: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """An independent copy (state arrays are updated in place, so each implementation needs its own)."""
-    return {name: arr.copy() for name, arr in snap.items()}
+def __getattr__(name: str):
+    if name == "TASKS":
+        return default().tasks
+    if name == "IMPLS":
+        return default().impls
+    if name == "REFERENCE":
+        return common_reference(default())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

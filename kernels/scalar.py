@@ -7,6 +7,8 @@ import math
 import numpy as np
 from numba import njit
 
+import kernels._cache  # noqa: F401  (Numba's cache is configured before a kernel is defined)
+
 TWO_PI = 2.0 * math.pi
 
 
@@ -118,3 +120,12 @@ def set_lanes(s, row, b, values):
     """values[k] into lane b of row row + k."""
     for k in range(len(values)):
         s[(row + k) * LANES + b] = values[k]
+
+
+@njit(cache=True)  # one compiled pass instead of two NumPy reductions: it runs on every call
+def all_in_range(values, stop):
+    """Whether every value lies in [0, stop)."""
+    for v in values.ravel():  # noqa: SIM110 - a plain loop is what Numba compiles well
+        if v < 0 or v >= stop:
+            return False
+    return True

@@ -1,2 +1,3 @@
-"""Kernels assembled from a task's term plan: generated source (``assembled``) and one generic runtime
-kernel for any plan (``assembled_generic``)."""
+"""What every task's assembled kernels share: the code generator of the generated kernels (``codegen``;
+implementation ``assembled``) and the tables of the generic runtime kernels (``generic_tables``; implementation
+``assembled_generic``). Each task's own generator and generic kernel live in its package."""

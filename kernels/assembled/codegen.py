@@ -1,8 +1,8 @@
-"""The code-generation core both ``assembled`` generators use: module header, kernel skeleton, term emission and
-the generated module's file, keyed by its plan hash.
+"""The code-generation core every task's ``assembled`` generator uses: module header, kernel skeleton, term
+emission and the generated module's file, keyed by its plan hash.
 
-A generator (``kernels.assembled.g1_walk``, ``kernels.assembled.g1_motion``) owns its task's snippets: shared
-per-env blocks, term formulas, observation blocks. Everything else is here, once: the module header (standard
+A generator (``<task>/assembled.py`` in a task's package) owns its task's snippets: shared per-env blocks, term
+formulas, observation blocks. Everything else is here, once: the module header (standard
 imports, the helpers and the task's named layout constants the body uses, the constants it defines), the
 ``update_state_kernel`` signature and its ``prange`` loop over envs with per-thread scratch, the terminations,
 the weighted reward terms and their per-thread sums, and ``AssembledKernel``, which generates, writes, imports
@@ -192,7 +192,6 @@ class AssembledKernel(Kernel):
     """A generated kernel: ``generate(plan)`` is the module's source; the snapshot is passed in ``snapshot``
     order, then the outputs, the per-thread term sums and ``extra_scratch()``."""
 
-    impl = "assembled"
     parallel = True
     task_module: ModuleType
     snapshot: tuple[str, ...] = ()  # spec E names, in the kernel's argument order

@@ -1,4 +1,4 @@
-"""The tables both ``assembled_generic`` kernels read their plan from, built in one place.
+"""The tables every task's ``assembled_generic`` kernel reads its plan from, built in one place.
 
 A generic kernel is compiled once for every plan: the plan reaches it as arrays indexed by library term.
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+import kernels._cache  # noqa: F401  (Numba's cache is configured before a kernel is defined)
 from kernels.spec import TaskPlan, TermDef
 
 MAX_GROUPS = 2  # output groups a generic kernel routes observation blocks to (its outs tuple)

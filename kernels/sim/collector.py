@@ -14,8 +14,9 @@ What times a collector from outside (a run's step times, CPU utilisation, per-ca
 is the meter's: ``gate.meter.collect``. The phase times ``step`` returns are the collector's own account of where
 its step went.
 
-A collector is built for one task, implementation and plan; an implementation that cannot serve the plan, or a
-plan without the policy's observation group, is refused at construction. (A plan cannot read an array outside
+A collector is built for one task, implementation and plan, with the task's env (its spec's ``env``, from the
+registry: this repository's by default, or the one given); a task without an env, an implementation that cannot
+serve the plan, or a plan without the policy's observation group, is refused at construction. (A plan cannot read an array outside
 the task's contract: plan validation refuses it, and the env fills every contract array.)
 """
 
@@ -29,13 +30,12 @@ import numba
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import kernels
+from kernels import registry as default_registry
 from kernels.kernel import max_threads
-from kernels.sim.env import POLICY_OBS, TaskEnv
-from kernels.sim.motion import MotionEnv
+from kernels.registry import Registry
+from kernels.sim.env import POLICY_OBS
 from kernels.sim.policy import MLPPolicy
 from kernels.sim.replay import Replay
-from kernels.sim.walk import WalkEnv
 from kernels.spec import TaskPlan
 
 PHASES = ("physics", "getters", "update_state", "reset", "action", "replay", "other")
@@ -43,7 +43,6 @@ PHASES = ("physics", "getters", "update_state", "reset", "action", "replay", "ot
 PHYSICS_PARTS = ("step", "reset_forward")
 # Everything but physics and the policy forward pass: the harness's own cost per env-step.
 OVERHEAD_PHASES = ("getters", "update_state", "reset", "replay", "other")
-ENVS: dict[str, type[TaskEnv]] = {"g1_walk": WalkEnv, "g1_motion": MotionEnv}
 
 
 def check_threads(threads: int | None) -> int:
@@ -58,7 +57,8 @@ def check_threads(threads: int | None) -> int:
 
 
 class Collector:
-    """``num_envs`` envs of ``task`` collecting with ``impl``'s ``update_state``."""
+    """``num_envs`` envs of ``task`` collecting with ``impl``'s ``update_state`` (the tasks of ``registry``, default
+    this repository's)."""
 
     def __init__(
         self,
@@ -70,23 +70,28 @@ class Collector:
         seed: int = 0,
         plan: TaskPlan | None = None,
         policy_threads: int = 1,
+        registry: Registry | None = None,
     ):
-        if task not in ENVS:
-            raise ValueError(f"unknown task {task!r}; known tasks: {', '.join(ENVS)}")
+        registry = default_registry.default() if registry is None else registry
+        env_class = registry.env_class(task)  # unknown task: ValueError naming the known ones
+        if env_class is None:
+            raise ValueError(
+                f"task {task!r} has no collector env (its spec's env is None): it has no collector cells"
+            )
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.task, self.impl, self.num_envs = task, impl, num_envs
         self.threads = check_threads(threads)
         self.policy_threads = check_threads(policy_threads)
-        self.plan = kernels.registry.default_plan(task) if plan is None else plan
-        self.kernel = kernels.load(task, impl, num_envs=num_envs, threads=self.threads, plan=self.plan)
+        self.plan = registry.default_plan(task) if plan is None else plan
+        self.kernel = registry.load(task, impl, num_envs=num_envs, threads=self.threads, plan=self.plan)
         self.out = self.kernel.outputs
         if POLICY_OBS not in self.out:
             raise ValueError(
                 f"plan {self.plan.hash[:12]} of {task} has no {POLICY_OBS!r} observation group for the policy; "
                 f"add one (groups: {', '.join(g.name for g in self.plan.observations)})"
             )
-        self.env = ENVS[task](num_envs, self.threads, seed)
+        self.env = env_class(num_envs, self.threads, seed)
         self.rng = np.random.default_rng(seed + 1)
         act_dim = self.env.snap["actions"].shape[1]
         obs_dim = self.out[POLICY_OBS].shape[1]

@@ -1,4 +1,7 @@
-"""What the collector needs from a task's batch environment, and the parts both tasks share.
+"""What the collector needs from a task's batch environment (``TaskEnv``), and the parts every task shares.
+
+A task's env is a subclass in its package, named by its spec (``TaskSpec.env``); the collector gets it from the
+registry.
 
 An env owns the batch of simulations, the snapshot arrays of its task's contract (spec E2/E3; getters fill the
 physical ones and the observation noise from MuJoCo, the env fills the rest) and its bookkeeping.
@@ -17,7 +20,7 @@ from abc import ABC, abstractmethod
 import mujoco
 import numpy as np
 
-import kernels
+from kernels.contract import TaskContract
 from kernels.sim import bookkeeping, getters
 from kernels.sim.backend import BatchSim
 from kernels.sim.models import TaskModel
@@ -29,7 +32,7 @@ POLICY_OBS = "obs"
 class TaskEnv(ABC):
     """``num_envs`` envs of one task on a ``BatchSim``."""
 
-    task: str = ""
+    contract: TaskContract  # the task's array contract: the snapshot arrays the env owns
     stage: int = mujoco.mjtStage.mjSTAGE_NONE  # computed at the new state after each control step
     forward_stage: int = mujoco.mjtStage.mjSTAGE_ACC  # computed for reset rows
     outputs: tuple[str, ...] = ()  # derived MuJoCo fields the getters read
@@ -37,13 +40,14 @@ class TaskEnv(ABC):
 
     def __init__(self, tm: TaskModel, num_envs: int, threads: int, seed: int, *, frames: int | None = None):
         self.tm = tm
+        self.task = self.contract.task
         self.num_envs = num_envs
         self.seed = seed
         self.key_calls = np.zeros(getters.N_STREAMS, np.int64)  # keys drawn so far per random stream
         self.sim = BatchSim(
             tm, num_envs, threads, stage=self.stage, forward_stage=self.forward_stage, outputs=self.outputs
         )
-        specs = kernels.registry.contract(self.task).snapshot
+        specs = self.contract.snapshot
         self.snap = {
             s.name: np.zeros(s.concrete_shape(num_envs=num_envs, frames=frames or 0), s.dtype) for s in specs
         }
@@ -64,7 +68,7 @@ class TaskEnv(ABC):
         self.snap["actions"], self.snap["last_actions"] = self.snap["last_actions"], self.snap["actions"]
 
     def push(self) -> None:
-        """A push before physics (g1_walk); none by default."""
+        """A push before physics; none by default."""
         return None
 
     def take_pending(self) -> np.ndarray:

@@ -1,9 +1,7 @@
-"""Snapshot getters: the spec E2/E3 float32 arrays filled from a batch's live float64 MuJoCo state.
+"""What every task's snapshot getter shares: the random streams of an env and the observation noise.
 
-Each getter is one fused ``@njit(parallel=True)`` loop over the envs, so no Python loop runs per env. Body velocities are taken at the body origin, as mjlab does (spec B2):
-``v = cvel_lin - w x (subtree_com[root] - xpos)``, which equals ``mj_objectVelocity(mjOBJ_XBODY, world)``.
-
-The same loop draws the observation noise ``noise_u`` of its rows from a counter-based generator (SplitMix64 of
+A task's getter (``<task>/getters.py``) fills the spec E float32 arrays from a batch's live float64 MuJoCo state
+in one fused ``@njit(parallel=True)`` loop over the envs, so no Python loop runs per env. The same loop draws the observation noise ``noise_u`` of its rows from a counter-based generator (SplitMix64 of
 the seed, the draw and the element; two 24-bit uniforms per 64-bit output), so a draw is a pure function of
 (seed, draw, row, column): the same on any thread count, and no serial generator sits on the hot path.
 """
@@ -11,7 +9,9 @@ the seed, the draw and the element; two 24-bit uniforms per 64-bit output), so a
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+import kernels._cache  # noqa: F401  (Numba's cache is configured before a kernel is defined)
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -62,7 +62,7 @@ def uniform_in(key, index, lo, hi):
 
 
 @njit(inline="always")
-def _noise_row(key, r, out):
+def noise_row(key, r, out):
     """Row ``r``'s noise: two 24-bit uniforms from each 64-bit draw (bits 40-63 and 16-39)."""
     cols = out.shape[1]
     half = (cols + 1) // 2
@@ -71,81 +71,3 @@ def _noise_row(key, r, out):
         out[r, 2 * p] = np.float32(z >> _S40) * _UNIT
         if 2 * p + 1 < cols:
             out[r, 2 * p + 1] = np.float32((z >> _S16) & _LOW24) * _UNIT
-
-
-@njit(parallel=True, cache=True)
-def walk_rows(
-    seed,
-    key_calls,
-    qpos,
-    qvel,
-    sensordata,
-    actuator_force,
-    site_xpos,
-    feet_sites,
-    out_qpos,
-    out_qvel,
-    out_sd,
-    out_af,
-    out_feet,
-    out_noise,
-):
-    key = next_key(seed, key_calls, GETTERS)
-    for r in prange(qpos.shape[0]):
-        for j in range(qpos.shape[1]):
-            out_qpos[r, j] = qpos[r, j]
-        for j in range(qvel.shape[1]):
-            out_qvel[r, j] = qvel[r, j]
-        for j in range(sensordata.shape[1]):
-            out_sd[r, j] = sensordata[r, j]
-        for j in range(actuator_force.shape[1]):
-            out_af[r, j] = actuator_force[r, j]
-        for f in range(feet_sites.shape[0]):
-            for c in range(3):
-                out_feet[r, f, c] = site_xpos[r, feet_sites[f], c]
-        _noise_row(key, r, out_noise)
-
-
-@njit(parallel=True, cache=True)
-def motion_rows(
-    seed,
-    key_calls,
-    xpos,
-    xquat,
-    cvel,
-    subtree_com,
-    bodies,
-    roots,
-    qpos,
-    qvel,
-    out_pos,
-    out_quat,
-    out_lin,
-    out_ang,
-    out_jpos,
-    out_jvel,
-    out_noise,
-):
-    key = next_key(seed, key_calls, GETTERS)
-    for r in prange(qpos.shape[0]):
-        for k in range(bodies.shape[0]):
-            b = bodies[k]
-            root = roots[k]
-            wx, wy, wz = cvel[r, b, 0], cvel[r, b, 1], cvel[r, b, 2]
-            dx = subtree_com[r, root, 0] - xpos[r, b, 0]
-            dy = subtree_com[r, root, 1] - xpos[r, b, 1]
-            dz = subtree_com[r, root, 2] - xpos[r, b, 2]
-            out_lin[r, k, 0] = cvel[r, b, 3] - (wy * dz - wz * dy)
-            out_lin[r, k, 1] = cvel[r, b, 4] - (wz * dx - wx * dz)
-            out_lin[r, k, 2] = cvel[r, b, 5] - (wx * dy - wy * dx)
-            out_ang[r, k, 0] = wx
-            out_ang[r, k, 1] = wy
-            out_ang[r, k, 2] = wz
-            for c in range(3):
-                out_pos[r, k, c] = xpos[r, b, c]
-            for c in range(4):
-                out_quat[r, k, c] = xquat[r, b, c]
-        for j in range(out_jpos.shape[1]):
-            out_jpos[r, j] = qpos[r, 7 + j]
-            out_jvel[r, j] = qvel[r, 6 + j]
-        _noise_row(key, r, out_noise)

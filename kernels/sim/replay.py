@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+import kernels._cache  # noqa: F401  (Numba's cache is configured before a kernel is defined)
+
 TRANSITIONS = 2**16
 
 

@@ -1,6 +1,6 @@
-"""New episodes for the reset rows, as one compiled loop per task (spec A1 for g1_walk, B7 for g1_motion).
+"""What every task's reset loop shares: how it draws its random numbers and clears a row's time and warm start.
 
-A reset touches only its rows: it writes their MuJoCo state (qpos, qvel, ctrl; time and warm start cleared)
+A task resets its rows in one compiled loop of its own (``<task>/resets.py``). A reset touches only its rows: it writes their MuJoCo state (qpos, qvel, ctrl; time and warm start cleared)
 and their bookkeeping, drawing every random number from the counter-based generator of ``getters`` (draw k of
 row r is element r * DRAWS + k), so a reset is a pure function of (seed, reset call, row) and no Python loop
 or chain of small NumPy calls runs per reset. The caller then runs mj_forward on the rows.
@@ -8,175 +8,16 @@ or chain of small NumPy calls runs per reset. The caller then runs mj_forward on
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from kernels.geometry import quat_from_euler_scalar, quat_mul, quat_rotate_inv
-from kernels.sim.getters import RESETS, next_key, uniform_in
+import kernels._cache  # noqa: F401  (Numba's cache is configured before a kernel is defined)
 
 DRAWS = 48  # random numbers per reset row (each task uses fewer)
 
 
 @njit(inline="always")
-def _clear(r, time, warmstart):
+def clear(r, time, warmstart):
+    """Row ``r``'s simulation time and solver warm start to zero."""
     time[r] = 0.0
     for j in range(warmstart.shape[1]):
         warmstart[r, j] = 0.0
-
-
-@njit(cache=True)
-def walk_reset(
-    rows,
-    seed,
-    key_calls,
-    key_qpos,
-    command_range,
-    zero_command_prob,
-    gait_freq,
-    push_interval_steps,
-    ctrl_dt,
-    qpos,
-    qvel,
-    ctrl,
-    time,
-    warmstart,
-    commands,
-    phase,
-    phase_dt,
-    feet_air_time,
-    last_contact,
-    feet_peak_height,
-    actions,
-    last_actions,
-    command_steps,
-    episode_steps,
-    push_steps,
-    push_interval,
-):
-    key = next_key(seed, key_calls, RESETS)
-    nj = qpos.shape[1] - 7
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        for j in range(qpos.shape[1]):
-            qpos[r, j] = key_qpos[j]
-        qpos[r, 0] += uniform_in(key, r * DRAWS, -0.5, 0.5)
-        qpos[r, 1] += uniform_in(key, r * DRAWS + 1, -0.5, 0.5)
-        heading = quat_from_euler_scalar(0.0, 0.0, uniform_in(key, r * DRAWS + 2, -3.14, 3.14))
-        q = quat_mul((qpos[r, 3], qpos[r, 4], qpos[r, 5], qpos[r, 6]), heading)
-        for c in range(4):
-            qpos[r, 3 + c] = q[c]
-        for j in range(nj):
-            qpos[r, 7 + j] *= uniform_in(key, r * DRAWS + (3 + j), 0.5, 1.5)
-            ctrl[r, j] = qpos[r, 7 + j]
-        for j in range(qvel.shape[1]):
-            qvel[r, j] = uniform_in(key, r * DRAWS + (3 + nj + j), -0.5, 0.5) if j < 6 else 0.0
-        _clear(r, time, warmstart)
-        k = 9 + nj  # draws 0 .. 8 + nj are taken above
-        zero = uniform_in(key, r * DRAWS + k, 0.0, 1.0) < zero_command_prob
-        for c in range(3):
-            commands[r, c] = (
-                0.0 if zero else uniform_in(key, r * DRAWS + (k + 1 + c), -command_range[c], command_range[c])
-            )
-        phase[r, 0], phase[r, 1] = 0.0, np.pi
-        phase_dt[r] = 2 * np.pi * ctrl_dt * uniform_in(key, r * DRAWS + (k + 4), gait_freq[0], gait_freq[1])
-        push_interval[r] = round(
-            uniform_in(key, r * DRAWS + (k + 5), push_interval_steps[0], push_interval_steps[1])
-        )
-        for f in range(2):
-            feet_air_time[r, f] = 0.0
-            last_contact[r, f] = 0
-            feet_peak_height[r, f] = 0.0
-        for j in range(nj):
-            actions[r, j] = 0.0
-            last_actions[r, j] = 0.0
-        command_steps[r] = episode_steps[r] = push_steps[r] = 0
-
-
-@njit(cache=True)
-def motion_reset(
-    rows,
-    seed,
-    key_calls,
-    fail_ema,
-    uniform_ratio,
-    frames,
-    root_pos,
-    root_quat,
-    root_lin_vel,
-    root_ang_vel,
-    clip_joint_pos,
-    clip_joint_vel,
-    pose_noise,
-    rot_noise,
-    twist_noise,
-    joint_noise,
-    soft_lower,
-    soft_upper,
-    default_pose,
-    push_interval_steps,
-    resample,
-    qpos,
-    qvel,
-    ctrl,
-    time,
-    warmstart,
-    time_steps,
-    actions,
-    last_actions,
-    episode_steps,
-    push_countdown,
-):
-    """RSI (spec B7) of ``rows``; a row in ``resample`` (it ran off the clip) keeps its episode counter."""
-    key = next_key(seed, key_calls, RESETS)
-    bins = fail_ema.shape[0]
-    share = uniform_ratio / bins
-    total = 0.0
-    for b in range(bins):
-        total += fail_ema[b] + share
-    nj = clip_joint_pos.shape[1]
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        # adaptive sampling: a bin with probability (fail_ema + uniform_ratio / bins) / total, then a frame in it
-        u = uniform_in(key, r * DRAWS, 0.0, 1.0) * total
-        b = 0
-        cdf = fail_ema[0] + share
-        while b < bins - 1 and cdf <= u:
-            b += 1
-            cdf += fail_ema[b] + share
-        t = min(int((b + uniform_in(key, r * DRAWS + 1, 0.0, 1.0)) / bins * (frames - 1)), frames - 1)
-        time_steps[r] = t
-        for c in range(3):
-            qpos[r, c] = root_pos[t, c] + uniform_in(key, r * DRAWS + (2 + c), -pose_noise[c], pose_noise[c])
-        tilt = quat_from_euler_scalar(
-            uniform_in(key, r * DRAWS + 5, -rot_noise[0], rot_noise[0]),
-            uniform_in(key, r * DRAWS + 6, -rot_noise[1], rot_noise[1]),
-            uniform_in(key, r * DRAWS + 7, -rot_noise[2], rot_noise[2]),
-        )
-        q = quat_mul(tilt, (root_quat[t, 0], root_quat[t, 1], root_quat[t, 2], root_quat[t, 3]))
-        for c in range(4):
-            qpos[r, 3 + c] = q[c]
-        for c in range(3):
-            qvel[r, c] = root_lin_vel[t, c] + uniform_in(
-                key, r * DRAWS + (8 + c), -twist_noise[c], twist_noise[c]
-            )
-        w = (
-            root_ang_vel[t, 0] + uniform_in(key, r * DRAWS + 11, -twist_noise[3], twist_noise[3]),
-            root_ang_vel[t, 1] + uniform_in(key, r * DRAWS + 12, -twist_noise[4], twist_noise[4]),
-            root_ang_vel[t, 2] + uniform_in(key, r * DRAWS + 13, -twist_noise[5], twist_noise[5]),
-        )
-        local = quat_rotate_inv(q, w)  # the free joint's angular velocity is in the body frame
-        for c in range(3):
-            qvel[r, 3 + c] = local[c]
-        for j in range(nj):
-            target = clip_joint_pos[t, j] + uniform_in(key, r * DRAWS + (14 + j), -joint_noise, joint_noise)
-            qpos[r, 7 + j] = min(max(target, soft_lower[j]), soft_upper[j])
-            qvel[r, 6 + j] = clip_joint_vel[t, j]
-            ctrl[r, j] = default_pose[j]
-            actions[r, j] = 0.0
-            last_actions[r, j] = 0.0
-        _clear(r, time, warmstart)
-        if not resample[r]:
-            episode_steps[r] = 0
-        push_countdown[r] = round(
-            uniform_in(key, r * DRAWS + (14 + nj), push_interval_steps[0], push_interval_steps[1])
-        )

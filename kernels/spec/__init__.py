@@ -1,4 +1,5 @@
-"""Term plans: tasks' update_state as data (reward, termination and observation terms with typed params)."""
+"""Term plans (tasks' update_state as data: reward, termination and observation terms with typed params) and the
+task spec every task package declares (``TaskSpec``)."""
 
 from kernels.spec.plan import (
     POSITIVE,
@@ -12,6 +13,7 @@ from kernels.spec.plan import (
     TerminationTerm,
     plan_from_json,
 )
+from kernels.spec.task import TaskSpec
 
 __all__ = [
     "POSITIVE",
@@ -21,6 +23,7 @@ __all__ = [
     "PlanError",
     "RewardTerm",
     "TaskPlan",
+    "TaskSpec",
     "TermDef",
     "TerminationTerm",
     "plan_from_json",

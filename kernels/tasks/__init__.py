@@ -1,1 +1,1 @@
-"""One module per task: constants, reward scales and the hot-slice array contract."""
+"""This repository's tasks, one package each (``kernels.registry``): ``g1_walk`` and ``g1_motion``."""

@@ -395,7 +395,7 @@ def test_the_parity_check_runs_once_and_a_failing_cell_fails_its_timing_processe
     import numpy as np
 
     from benchmarks import _common
-    from kernels.reference import g1_walk
+    from kernels.tasks.g1_walk import reference as g1_walk
 
     monkeypatch.setenv("FUSEGATE_REUSE", "0")  # the reference is patched below, its sources are not
     monkeypatch.setattr(_common, "TASKS", ["g1_walk"])

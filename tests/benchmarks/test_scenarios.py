@@ -115,7 +115,8 @@ def test_every_scenario_is_a_change_that_imports_and_generates(name, tmp_path):
         scenarios.apply(tree, scenarios.SCENARIOS[name], "test")
         code = (
             "import kernels, gate.meter.cost.worker, benchmarks.hot_slice\n"
-            "from kernels.assembled import g1_walk, g1_motion\n"
+            "from kernels.tasks.g1_walk import assembled as g1_walk\n"
+            "from kernels.tasks.g1_motion import assembled as g1_motion\n"
             "from kernels import registry\n"
             "for m, t in ((g1_walk, 'g1_walk'), (g1_motion, 'g1_motion')):\n"
             "    compile(m.generate(registry.default_plan(t)), t, 'exec')\n"

@@ -40,7 +40,7 @@ def test_parity_json_passes(capsys):
 
 @pytest.mark.compile
 def test_parity_fails_with_exit_1(capsys, monkeypatch):
-    from kernels.reference import g1_walk
+    from kernels.tasks.g1_walk import reference as g1_walk
 
     monkeypatch.setitem(g1_walk.REWARD_TERMS, "orientation", lambda s, p: s.upvector_torso[:, 0] * 0)
     code = cli.main(
@@ -171,7 +171,7 @@ def test_collect_check_compares_each_rollout_with_the_reference(capsys, monkeypa
         ("handwritten", True, 16, 16),
         ("assembled", True, 16, 16),
     ]
-    from kernels.assembled.g1_walk import AssembledWalk
+    from kernels.tasks.g1_walk.assembled import AssembledWalk
 
     real = AssembledWalk._run
 

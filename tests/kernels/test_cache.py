@@ -28,13 +28,19 @@ def _edit(path: Path) -> None:
 
 
 def test_a_hand_written_kernels_key_follows_its_imports_only(tree):
-    walk, motion = tree / "handwritten" / "g1_walk.py", tree / "handwritten" / "g1_motion.py"
+    walk, motion = (
+        tree / "tasks" / "g1_walk" / "handwritten.py",
+        tree / "tasks" / "g1_motion" / "handwritten.py",
+    )
     before = {k: _cache.deps_key([k]) for k in (walk, motion)}
     for unrelated in (
         "sim/collector.py",
         "sim/getters.py",
         "sim/replay.py",
         "registry.py",
+        "tasks/g1_walk/env.py",
+        "tasks/g1_walk/generic.py",
+        "tasks/g1_motion/meter.py",
     ):
         _edit(tree / unrelated)
         assert {k: _cache.deps_key([k]) for k in (walk, motion)} == before, unrelated
@@ -43,34 +49,44 @@ def test_a_hand_written_kernels_key_follows_its_imports_only(tree):
     assert _cache.deps_key([walk]) == before[walk]
     assert _cache.deps_key([motion]) != before[motion]
 
-    _edit(tree / "tasks" / "g1_walk.py")  # the walk layout (and the joint ranges the motion task copies)
+    _edit(
+        tree / "tasks" / "g1_walk" / "constants.py"
+    )  # the walk layout (and the joint ranges the motion task copies)
     assert _cache.deps_key([walk]) != before[walk]
 
 
 def test_the_closure_is_what_the_import_statements_name(tree):
-    names = {str(p.relative_to(tree)) for p in _cache.closure(tree / "handwritten" / "g1_walk.py")}
-    assert {"handwritten/g1_walk.py", "tasks/g1_walk.py", "tasks/g1_walk_plan.py", "scalar.py"} <= names
-    assert not any(name.startswith(("sim/", "reference/")) for name in names), sorted(names)
-    assert "geometry.py" not in names and "tasks/g1_motion.py" not in names
+    names = {
+        p.relative_to(tree).as_posix() for p in _cache.closure(tree / "tasks" / "g1_walk" / "handwritten.py")
+    }
+    walk = {"handwritten.py", "constants.py", "plan.py", "__init__.py"}
+    assert {f"tasks/g1_walk/{name}" for name in walk} | {"scalar.py"} <= names
+    assert not any(name.startswith(("sim/", "tasks/g1_motion/")) for name in names), sorted(names)
+    assert "geometry.py" not in names and "tasks/g1_walk/reference.py" not in names
 
 
 def test_compiled_kernels_are_filed_under_their_own_key():
-    from kernels.handwritten import g1_motion, g1_walk
+    from kernels.tasks.g1_motion import handwritten as g1_motion
+    from kernels.tasks.g1_walk import handwritten as g1_walk
 
     for module in (g1_walk, g1_motion):
         path = Path(module.update_state_kernel._cache._cache_path)
         key = _cache.deps_key([Path(module.__file__)])[:16]
         assert path.name == f"{Path(module.__file__).stem}-{key}"
-        assert path.is_relative_to(kernels.NUMBA_CACHE_DIR / "package" / "handwritten")
+        assert path.is_relative_to(
+            kernels.NUMBA_CACHE_DIR / "package" / "tasks" / Path(module.__file__).parent.name
+        )
 
 
 def test_a_generated_modules_file_is_keyed_by_what_it_imports(tree):
     from kernels.assembled import codegen
 
-    source = "from kernels.scalar import reduce_means\nfrom kernels.tasks.g1_walk import QPOS_JOINTS\n"
-    generator = tree / "assembled" / "g1_walk.py"
+    source = (
+        "from kernels.scalar import reduce_means\nfrom kernels.tasks.g1_walk.constants import QPOS_JOINTS\n"
+    )
+    generator = tree / "tasks" / "g1_walk" / "assembled.py"
     first = codegen.module_path("g1_walk", "ab" * 32, source, generator)
-    _edit(tree / "sim" / "walk.py")
+    _edit(tree / "tasks" / "g1_walk" / "env.py")
     assert codegen.module_path("g1_walk", "ab" * 32, source, generator) == first
     _edit(tree / "scalar.py")
     assert codegen.module_path("g1_walk", "ab" * 32, source, generator) != first

@@ -11,9 +11,9 @@ from numba.core.runtime import rtsys
 
 import kernels
 from gate.meter import parity
-from gate.meter.synthetic import make_inputs
 from kernels import kernel as kernel_mod
-from kernels.tasks import g1_walk as walk
+from kernels.tasks.g1_walk import constants as walk
+from tests.kernels.snapshots import make_inputs
 
 IMPL_CASES = [(task, impl) for task in kernels.TASKS for impl in kernels.registry.available(task)]
 
@@ -100,12 +100,29 @@ def test_thread_request_beyond_numba_pool():
 def test_compiled_kernels_are_cached_under_the_source_hash():
     """The cache root is named by the keying scheme; under it each module is keyed by the sources it imports
     (tests/kernels/test_cache.py), so an edit to a constant or helper it reads never loads a stale kernel."""
+    import pkgutil
+    from importlib import import_module
+
+    from numba.core.caching import FunctionCache
+    from numba.core.dispatcher import Dispatcher
+
     from kernels import _cache
-    from kernels.handwritten import g1_motion, g1_walk
 
     assert kernels.NUMBA_CACHE_DIR.name == _cache.source_hash()
-    for module in (g1_walk, g1_motion):
-        assert module.update_state_kernel._cache._cache_path.startswith(str(kernels.NUMBA_CACHE_DIR))
+    # every module of the package imports Numba only after the cache is configured: each cached kernel is filed
+    # under the root (a module that defined one first would leave it in Numba's default place)
+    cached, outside = set(), []
+    for info in pkgutil.walk_packages(kernels.__path__, "kernels."):
+        module = import_module(info.name)
+        for name, value in vars(module).items():
+            if not isinstance(value, Dispatcher) or not isinstance(value._cache, FunctionCache):
+                continue
+            if value.py_func.__module__ == module.__name__:
+                cached.add(name)
+                if not value._cache._cache_path.startswith(str(kernels.NUMBA_CACHE_DIR)):
+                    outside.append(f"{module.__name__}.{name}")
+    assert outside == []
+    assert {"update_state_kernel", "generic_kernel", "write_ctrl", "walk_rows", "all_in_range"} <= cached
 
 
 @pytest.mark.parametrize("impl", kernels.IMPLS)
@@ -133,9 +150,9 @@ def test_a_second_clone_of_the_same_sources_loads_the_first_ones_compiled_kernel
 
     code = (
         "import kernels\n"
-        "from kernels.handwritten import g1_walk\n"
-        "from gate.meter.synthetic import make_inputs\n"
-        "kernels.load('g1_walk', 'handwritten', num_envs=16).update_state(make_inputs('g1_walk', 16, 0))\n"
+        "from kernels.tasks.g1_walk import handwritten as g1_walk\n"
+        "from kernels.tasks.g1_walk.meter import make_inputs\n"
+        "kernels.load('g1_walk', 'handwritten', num_envs=16).update_state(make_inputs(16, 0))\n"
         "stats = g1_walk.update_state_kernel.stats\n"
         "print(len(stats.cache_hits), len(stats.cache_misses), g1_walk.update_state_kernel._cache._cache_path)\n"
     )

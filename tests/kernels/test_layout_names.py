@@ -18,10 +18,10 @@ from kernels import registry
 
 # Module -> the names its kernels give packed arrays (the column is the last index).
 MODULES = {
-    "kernels.handwritten.g1_walk": {"sd", "qpos", "qvel", "u", "o", "p", "noise_u", "obs", "priv"},
-    "kernels.handwritten.g1_motion": {"u", "o", "c", "noise_u", "obs", "critic"},
-    "kernels.assembled.generic_walk": {"sd", "qpos", "qvel", "dq", "ws", "noise_u"},
-    "kernels.assembled.generic_motion": {"ws", "noise_u"},
+    "kernels.tasks.g1_walk.handwritten": {"sd", "qpos", "qvel", "u", "o", "p", "noise_u", "obs", "priv"},
+    "kernels.tasks.g1_motion.handwritten": {"u", "o", "c", "noise_u", "obs", "critic"},
+    "kernels.tasks.g1_walk.generic": {"sd", "qpos", "qvel", "dq", "ws", "noise_u"},
+    "kernels.tasks.g1_motion.generic": {"ws", "noise_u"},
 }
 GENERATED = {"g1_walk": {"sd", "qpos", "qvel"}, "g1_motion": {"rel_pos", "body_pos", "body_quat"}}
 
@@ -65,7 +65,7 @@ def test_kernels_address_packed_arrays_by_name(module):
 
 @pytest.mark.parametrize("task", registry.TASKS)
 def test_generated_kernels_read_inputs_by_name(task):
-    generator = import_module(f"kernels.assembled.{task}")
+    generator = registry.kernel_class(task, "assembled")
     source = generator.generate(registry.default_plan(task))
     body = source.split("def update_state_kernel", 1)[1]
     bodies = [n for n in GENERATED[task] if n in body]

@@ -9,8 +9,9 @@ import pytest
 import kernels
 from kernels import registry
 from kernels.spec import ObservationGroup, ObservationTerm, PlanError, RewardTerm, TerminationTerm
-from kernels.tasks import g1_motion, g1_walk
-from kernels.tasks import g1_walk_plan as walk_plan
+from kernels.tasks.g1_motion import constants as g1_motion
+from kernels.tasks.g1_walk import constants as g1_walk
+from kernels.tasks.g1_walk import plan as walk_plan
 
 
 @pytest.mark.parametrize("task", kernels.TASKS)
@@ -42,7 +43,7 @@ def test_motion_default_plan_layout():
 
 def test_hash_is_stable_across_processes_and_sensitive_to_content():
     plan = walk_plan.DEFAULT_PLAN
-    code = "from kernels.tasks.g1_walk_plan import DEFAULT_PLAN; print(DEFAULT_PLAN.hash)"
+    code = "from kernels.tasks.g1_walk.plan import DEFAULT_PLAN; print(DEFAULT_PLAN.hash)"
     other = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -127,7 +128,7 @@ def test_invalid_plans_are_refused_naming_the_term(change, message):
 
 
 def test_missing_parameter_is_refused():
-    from kernels.tasks import g1_motion_plan
+    from kernels.tasks.g1_motion import plan as g1_motion_plan
 
     bad = [RewardTerm(name="motion_body_pos", weight=1.0)]  # std has no default
     with pytest.raises(PlanError, match="reward term 'motion_body_pos' is missing parameter 'std'"):

@@ -36,14 +36,10 @@ def implemented(task: str, impl: str) -> dict[str, set[str]]:
             "termination": {t.fn for t in plan.terminations},
             "observation": {o.fn for g in plan.observations for o in g.terms},
         }
-    if impl == registry.REFERENCE:
-        module = import_module(f"kernels.reference.{task}")
+    module = import_module(registry.kernel_class(task, impl).__module__)
+    if impl == registry.default().reference(task):
         tables = (module.REWARD_TERMS, module.TERMINATIONS, module.OBSERVATIONS)
-    elif impl == "assembled":
-        module = import_module(f"kernels.assembled.{task}")
-        tables = (module.REWARDS, module.TERMINATIONS, module.OBSERVATIONS)
-    elif impl == "assembled_generic":
-        module = import_module(f"kernels.assembled.generic_{task.removeprefix('g1_')}")
+    elif impl in ("assembled", "assembled_generic"):
         tables = (module.REWARDS, module.TERMINATIONS, module.OBSERVATIONS)
     else:
         raise AssertionError(f"test_term_coverage does not know where {impl!r} lists its terms: add it here")

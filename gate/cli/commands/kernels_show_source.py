@@ -15,12 +15,10 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the source the ``assembled`` implementation generates for a task's plan."""
-    from importlib import import_module
-
     from kernels import registry
 
     plan = registry.default_plan(args.task) if args.plan is None else _read_plan(args.task, args.plan)
-    generator = import_module(f"kernels.assembled.{args.task}")
+    generator = registry.kernel_class(args.task, "assembled")
     print(generator.generate(plan), end="")
     return 0
 

@@ -147,9 +147,9 @@ def serve(out_dir: Path, count: int, jobs: int) -> int:
     if not callgrind.running_on_valgrind():
         raise SystemExit("gate.meter.cost.worker measures under valgrind: use gate.meter.cost.measure")
     try:  # MuJoCo, every task's model and simulator: the same for every child, whatever the pass measures
-        from kernels.sim.collector import ENVS
+        from kernels import registry
 
-        for make in ENVS.values():
+        for make in filter(None, map(registry.default().env_class, registry.TASKS)):
             make(SHARED_ENVS, 1, 0)
     except Exception:
         pass  # a child that needs them meets the error itself, in its cell

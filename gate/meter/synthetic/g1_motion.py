@@ -19,8 +19,8 @@ from kernels.geometry import (
     quat_rotate_np,
     quat_to_mat_np,
 )
-from kernels.reference.g1_motion import relative_bodies
-from kernels.tasks import g1_motion as task
+from kernels.tasks.g1_motion import constants as task
+from kernels.tasks.g1_motion.reference import relative_bodies
 
 FRAMES = 500
 LAST_FRAME_FRACTION = 0.02  # envs sitting on the clip's last frame, where t' = t

@@ -64,7 +64,7 @@ def test_every_output_element_is_written(task, impl):
 
 def test_parity_detects_a_wrong_kernel(monkeypatch):
     """The parity check itself can fail: a kernel that skips one term's weight is caught."""
-    from kernels.reference import g1_walk
+    from kernels.tasks.g1_walk import reference as g1_walk
 
     snap = make_inputs("g1_walk", 64, seed=3)
     good = parity.compare_on(snap, task="g1_walk", impl="handwritten")

@@ -6,7 +6,7 @@ import pytest
 import kernels
 from gate.meter.synthetic import make_inputs
 from kernels import registry
-from kernels.tasks import g1_walk as walk
+from kernels.tasks.g1_walk import constants as walk
 
 
 @pytest.mark.parametrize("task", kernels.TASKS)

@@ -31,7 +31,7 @@ def test_fused_implementations_compute_what_the_reference_computes_on_their_own_
 def test_the_open_loop_check_names_the_step_array_and_env_where_a_kernel_departs(monkeypatch):
     """A kernel that is right until step k and wrong for one env from then on: only the open loop can see it
     past the closed-loop steps, and its message says where."""
-    from kernels.handwritten.g1_walk import HandwrittenWalk
+    from kernels.tasks.g1_walk.handwritten import HandwrittenWalk
 
     rng = np.random.default_rng()
     step, env = int(rng.integers(trajectory.CLOSED_LOOP_STEPS + 1, 20)), int(rng.integers(12))
@@ -52,7 +52,7 @@ def test_the_open_loop_check_names_the_step_array_and_env_where_a_kernel_departs
 
 
 def test_the_open_loop_check_sees_unwritten_outputs_and_written_inputs(monkeypatch):
-    from kernels.handwritten.g1_motion import HandwrittenMotion
+    from kernels.tasks.g1_motion.handwritten import HandwrittenMotion
 
     real = HandwrittenMotion._run
     for damage, expected in (

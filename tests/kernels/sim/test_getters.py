@@ -9,7 +9,8 @@ import pytest
 
 from kernels.sim import getters
 from kernels.sim.collector import Collector
-from kernels.tasks import g1_motion
+from kernels.tasks.g1_motion import constants as g1_motion
+from kernels.tasks.g1_walk import getters as walk_getters
 
 
 def _stepped(task: str) -> Collector:
@@ -123,7 +124,7 @@ def test_getter_noise_is_uniform_in_every_column():
         np.zeros((n, 2, 3), np.float32),
         np.zeros((n, 67), np.float32),
     )
-    getters.walk_rows(
+    walk_getters.walk_rows(
         5,
         np.zeros(getters.N_STREAMS, np.int64),
         zeros["qpos"],

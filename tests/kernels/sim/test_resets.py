@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from kernels.sim.collector import Collector
-from kernels.tasks import g1_motion, g1_walk
+from kernels.tasks.g1_motion import constants as g1_motion
+from kernels.tasks.g1_walk import constants as g1_walk
 
 
 @pytest.fixture(scope="module")

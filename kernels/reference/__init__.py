@@ -1,2 +1,0 @@
-"""NumPy references: the semantics every fast path is checked against. They own the parity tolerances
-(``kernels.reference.tolerance``)."""
