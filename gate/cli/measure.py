@@ -116,10 +116,10 @@ def _asv_env(side: Side, repo: Path) -> dict:
     }
     # The tree's kernels and meter, never the ones the interpreter has installed (an editable install of another
     # checkout would be measured in their place): the benchmark processes check it (benchmarks/_common.py). A
-    # tree without the meter (a team's repository) is measured by this fusegate, imported after it.
+    # tree without the meter (a team's repository) is measured by this fusegate, imported after it; the suites
+    # are told which tree they measure (its subject, sidecar and policy), whatever this process inherited.
     env["ASV_PYTHONPATH"] = os.pathsep.join(provenance.import_path(side.tree))
-    if not provenance.holds_meter(side.tree):
-        env["FUSEGATE_BENCH_TREE"] = str(Path(side.tree).resolve())
+    env["FUSEGATE_BENCH_TREE"] = str(Path(side.tree).resolve())
     if side.against is not None:
         env["FUSEGATE_BENCH_AGAINST"] = str(side.against.tree)
         env["FUSEGATE_BENCH_AGAINST_COMMIT"] = side.against.sha

@@ -34,6 +34,9 @@ OUTSIDE_CONFIG = Path(".fusegate") / "asv.conf.json"  # in a tree without an asv
 DEFAULT_SECONDS = domain.SUITE_SECONDS  # used when this machine has no asv results yet
 _LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
 _DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")
+# asv's last words when its --bench patterns select nothing of the suites (exit code 1): a subject without the
+# benchmarks of a call (no collector env, nothing paired with the baseline) has nothing to run there
+_NOTHING = "No benchmarks selected"
 
 
 def _key(name: str) -> str:
@@ -151,10 +154,11 @@ def run(
     status: Callable[[str], None],
 ) -> int:
     """Run one asv command, its output appended to ``log``; ``say`` gets a line per finished step, ``status``
-    the progress line (every second). Returns asv's exit code."""
+    the progress line (every second). Returns asv's exit code (0 when its patterns selected no benchmark)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     last = time.monotonic()
     current = ["starting asv"]
+    nothing = [False]
     stop = threading.Event()
 
     def tick() -> None:
@@ -173,6 +177,8 @@ def run(
             """A line of asv's output; asv writes a step's name before it runs and its status after, on one
             line, so the unfinished last line says what is running now."""
             nonlocal last
+            if whole and text.strip().lstrip("·").strip() == _NOTHING:
+                nothing[0] = True
             m = _LINE.match(text)
             if not m:
                 return
@@ -203,7 +209,8 @@ def run(
                     seen(line.rstrip("\r"), whole=True)
                 seen(pending, whole=False)
             seen(pending, whole=True)
-            return proc.wait()
+            code = proc.wait()
+            return 0 if code == 1 and nothing[0] else code
         finally:
             stop.set()
             if proc.poll() is None:

@@ -111,3 +111,22 @@ def test_a_teams_pins_environment_has_the_running_fusegates_dependencies_not_the
     assert "numpy==2.4.5" in reqs and "numpy==2.4.6" not in reqs
     assert not any(r.startswith("fusegate") for r in reqs)
     assert {"numba==0.68.1", "asv==0.6.6"} <= set(reqs)  # what the running fusegate's meter imports
+
+
+def test_an_asv_call_whose_patterns_select_nothing_of_a_subject_is_nothing_to_run(tmp_path):
+    """A task without a collector env or a paired implementation has no benchmark of those calls: asv says so and
+    exits 1, which is not a failure of the measurement; any other exit 1 is."""
+    import sys
+
+    script = tmp_path / "fake_asv.py"
+    script.write_text("import sys\nprint('· Discovering benchmarks')\nprint(sys.argv[1])\nsys.exit(1)\n")
+    for said, code in (("· No benchmarks selected", 0), ("· Some other failure", 1)):
+        got = asvrun.run(
+            [sys.executable, str(script), said],
+            env={},
+            log=tmp_path / "asv.log",
+            estimate=asvrun.Estimate([asvrun.Call({})]),
+            say=lambda line: None,
+            status=lambda line: None,
+        )
+        assert got == code, said
