@@ -6,17 +6,18 @@ full thread count, so ``asv continuous main HEAD`` finishes in minutes on a 2-co
 shared machine: a 2-thread kernel on 2 cores stalls whenever a neighbour takes a core (an asv A/A moved 2-thread
 cells by up to 1.5x, and a 15-20% slowdown of the hand-written kernel went unseen at 2 threads).
 ``FUSEGATE_BENCH_THREADS`` overrides the thread list (e.g. ``1,8,16,32``); ``FUSEGATE_BENCH_TASKS``,
-``FUSEGATE_BENCH_IMPLS`` and ``FUSEGATE_BENCH_ENVS`` narrow the other axes (the scenario harness uses them). The placement comes from the
-``FUSEGATE_*`` variables (``gate.meter.placement``) and is applied in every benchmark process before any array is
+``FUSEGATE_BENCH_IMPLS`` and ``FUSEGATE_BENCH_ENVS`` narrow the other axes (the scenario harness uses them). The tasks, implementations,
+scales, baseline and paired implementations are the declared subject's (``gate.meter.subject``: this tree's
+``[tool.fusegate]`` and its registry). The placement comes from the ``FUSEGATE_*`` variables (``gate.meter.placement``) and is applied in every benchmark process before any array is
 allocated; what was asked and what the OS granted is written, with the machine and software fingerprints, to a
 sidecar next to asv's results, so every stored result can be traced back to where it ran.
 
 What one timing process does, and what it leaves to others:
 
-- parity against the NumPy reference runs once per commit, in the timed suites' shared ``setup_cache``
+- parity against each task's reference runs once per commit, in the timed suites' shared ``setup_cache``
   (``check_parity``); a process loads its kernels and calls each once (Numba's cache load), nothing more;
 - the reference is timed (and costed) at ``REFERENCE_ENVS`` only;
-- ``PAIRED_IMPLS``: the quick profile pairs with the hand-written kernel only what the policy compares;
+- ``PAIRED_IMPLS``: the implementations the declared grid pairs with the baseline in the profile;
 - the snapshot's arrays start at random cache-line offsets in every process (``FUSEGATE_BENCH_LAYOUT``,
   ``random`` by default, or ``fixed``), so a cell's processes average over memory layouts;
 - each process records where its time went (``process`` records; ``fusegate profile-time``).
@@ -38,12 +39,10 @@ import numpy as np
 import benchmarks
 import kernels
 from gate import provenance, sidecar
-from gate.meter import bench, compat, fingerprint, parity
-from gate.meter import synthetic as _synthetic
+from gate.meter import compat, fingerprint, parity, subject
 from gate.meter.placement import AppliedPlacement, Placement, first_touch, prepare_fork
 from gate.meter.profile import Profile, ProfileError
-from gate.meter.synthetic import make_inputs
-from kernels import registry
+from gate.meter.subject import make_inputs
 
 SUITES = Path(__file__).resolve().parents[1]  # the checkout of these suites and the meter
 # The tree measured: the suites' own (benchmark_dir is ./benchmarks), or a team's repository that the fusegate
@@ -52,6 +51,8 @@ ROOT = Path(Profile.from_env().tree or SUITES).resolve()
 OUTSIDE = (
     ROOT != SUITES
 )  # a team's tree: its tasks are the subject; kernels' shared code is the meter's, at SUITES
+# the tree whose subject every meter module here measures (set, not inherited: its own or the one it is told)
+os.environ[subject.VARIABLE] = str(ROOT)
 
 
 def _measuring_this_tree() -> None:
@@ -110,18 +111,39 @@ def axis(field: str, default: list, allowed=None) -> list:
 # every sidecar record, for the gate's error row. An unusable registry leaves the grid empty.
 PROBLEMS = compat.problems()
 _USABLE = not compat.api_problems()
-_TASKS = [t for t in kernels.TASKS if t in _synthetic.TASKS] if _USABLE else []
+REGISTRY = subject.registry() if _USABLE else None
+DECLARED = subject.declaration() if _USABLE else None
+BASELINE = DECLARED.baseline if DECLARED else ""  # the implementation the others are paired with
+_TASKS = compat.measurable()
 TASKS = axis("tasks", _TASKS, _TASKS)
-IMPLS = axis("impls", list(kernels.IMPLS) if _USABLE else [], kernels.IMPLS if _USABLE else [])
-NUM_ENVS = axis("envs", [4096, 32768] if PROFILE == "quick" else [2**k for k in range(11, 19)])
+_IMPLS = list(REGISTRY.impls) if REGISTRY else []
+IMPLS = axis("impls", _IMPLS, _IMPLS)
+_GRID = DECLARED.profile(PROFILE) if DECLARED else None
+NUM_ENVS = axis("envs", list(_GRID.scales) if _GRID else [])
 THREADS = _threads()
 # The NumPy reference is single-threaded and its time grows linearly with the envs: one scale says what it
 # costs (timed and under callgrind), the parity check still runs it at every scale.
-REFERENCE_ENVS = NUM_ENVS[0]
+REFERENCE_ENVS = NUM_ENVS[0] if NUM_ENVS else 0
 
 
-def _fused() -> list[str]:
-    return [i for i in IMPLS if i not in (registry.REFERENCE, bench.BASELINE)]
+def available(task: str) -> tuple[str, ...]:
+    """``task``'s implementations (the registry's)."""
+    return REGISTRY.available(task)
+
+
+def reference(task: str) -> str:
+    """``task``'s reference implementation (the registry's)."""
+    return REGISTRY.reference(task)
+
+
+def collects(task: str) -> bool:
+    """Whether ``task`` has a collector env (its spec's ``env``): a task without one has no collector cells."""
+    return REGISTRY.spec(task).env is not None
+
+
+def is_reference(impl: str) -> bool:
+    """Whether ``impl`` is the reference of a task of the grid (a reference is timed at one scale only)."""
+    return any(reference(t) == impl for t in TASKS)
 
 
 def policy_value(key: str, default):
@@ -136,18 +158,12 @@ def policy_value(key: str, default):
         return default
 
 
-def _compared() -> list[str]:
-    """The fused implementations the policy of this tree judges against the baseline (``compare``)."""
-    compare = policy_value("compare", _fused())
-    return [i for i in _fused() if i in compare] or _fused()
-
-
 # Implementations timed against the base in lockstep (the AgainstBase suites): the policy's head_vs_base.
 HEAD_VS_BASE = [i for i in IMPLS if i in policy_value("head_vs_base", IMPLS)]
 
-# Implementations paired with the hand-written kernel (hot slice and collector): the quick profile pairs what
-# the policy compares (``assembled`` by default), the full profile every fused implementation.
-PAIRED_IMPLS = axis("paired_impls", _compared() if PROFILE == "quick" else _fused(), IMPLS)
+# Implementations paired with the baseline (hot slice and collector): the declared grid's for the profile.
+_PAIRED = [i for i in (_GRID.paired if _GRID else ()) if i in IMPLS and i != BASELINE]
+PAIRED_IMPLS = axis("paired_impls", _PAIRED, IMPLS)
 # Each timing process lays its snapshot's arrays out at random cache-line offsets (gate.meter.placement.first_touch)
 # so the processes of a cell average over layouts; ``fixed`` gives every process the allocator's layout.
 LAYOUT = SETTINGS.layout
@@ -246,7 +262,7 @@ def place() -> AppliedPlacement:
 
 def require(task: str, impl: str, threads: int) -> AppliedPlacement:
     """Skip (asv's NotImplementedError) what does not exist or what this placement cannot run."""
-    if impl not in registry.available(task):
+    if impl not in available(task):
         raise NotImplementedError(f"{impl} has no {task} kernel")
     applied = place()
     if threads > len(applied.cpus):
@@ -361,7 +377,7 @@ class Stored:
 
 def implementation_id(task: str, impl: str) -> str:
     """The subject id of ``impl``'s ``task`` kernel in this tree (``gate.provenance.kernel_ids``): an edit to
-    another implementation's own module does not change it. Without the registry's table: the whole subject's
+    another implementation's own module does not change it. Without task packages that name it: the whole subject's
     id."""
     return kernel_ids(ROOT).get(f"{task}/{impl}") or measured_with()["subject"]
 
@@ -396,7 +412,7 @@ def write_failure(
 
 
 def check_parity() -> dict:
-    """The timed hot-slice suites' ``setup_cache``: every fused implementation of the profile against the NumPy
+    """The timed hot-slice suites' ``setup_cache``: every fused implementation of the profile against its task's
     reference, once per commit, on the snapshot the timing processes use (seed 0) at each thread count.
 
     Returns {(task, impl, num_envs, threads): "" or why it fails}; a failure also goes to the sidecar (asv keeps
@@ -420,7 +436,7 @@ def check_parity() -> dict:
 def _parity(cpus: int) -> dict:
     found = {}
     for task in TASKS:
-        impls = [i for i in registry.available(task) if i in IMPLS and i != registry.REFERENCE]
+        impls = [i for i in available(task) if i in IMPLS and i != reference(task)]
         cases = [(impl, t) for impl in impls for t in THREADS if t <= cpus]
         for n in NUM_ENVS:
             with phase("parity"):
@@ -430,7 +446,7 @@ def _parity(cpus: int) -> dict:
                     message = f"{type(report).__name__}: {report}"
                 elif not report.ok:
                     bad = ", ".join(f"{a.name} (max abs {a.max_abs:.3g})" for a in report.arrays if not a.ok)
-                    message = f"RuntimeError: {task}/{impl} fails parity with the NumPy reference: {bad}"
+                    message = f"RuntimeError: {task}/{impl} fails parity with the reference: {bad}"
                 else:
                     message = ""
                 if message:
@@ -451,7 +467,7 @@ def checked_kernel(task: str, impl: str, num_envs: int, threads: int, snap: dict
         raise RuntimeError(message)
     try:
         with phase("load"):
-            kernel = kernels.load(task, impl, num_envs=num_envs, threads=threads)
+            kernel = REGISTRY.load(task, impl, num_envs=num_envs, threads=threads)
             kernel.update_state(snap)
     except Exception as exc:
         write_failure(task, impl, num_envs, threads, f"{type(exc).__name__}: {exc}")

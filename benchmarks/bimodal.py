@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from gate.meter.synthetic import make_inputs
+from gate.meter.subject import make_inputs
 
 ARMS = ("default", "nohuge", "cpu0", "cpu1", "relayout")
 

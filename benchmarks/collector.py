@@ -5,13 +5,13 @@ In every profile (the gate judges these; ``CollectorPaired`` is measured for the
 not when asv runs the suites alone, as ``Paired``):
 
 - ``CollectorCheck``: one process (``setup_cache``) rolls out every implementation's collector for
-  ``CHECK_STEPS`` steps on seed 0 (episodes end and reset within them) and checks it against the NumPy
+  ``CHECK_STEPS`` steps on seed 0 (episodes end and reset within them) and checks it against its task's
   reference (``gate.meter.trajectory``): at every step the reference evaluated on the same snapshot (open
   loop, the kernel parity tolerances), and the reference's own rollout over the first steps (closed loop). A collector that fails to construct, raises in a step or departs from
   the reference fails its benchmark, and the exception or the departure goes to the sidecar (``failure``,
   suite ``collector``) for the gate's correctness row. ``track_reward_max_diff`` is the largest reward
   difference from the reference's rollout over the closed-loop steps.
-- ``CollectorPaired``: each fused implementation against the hand-written one in one process: two collectors
+- ``CollectorPaired``: each paired implementation against the baseline in one process: two collectors
   on the same seed, so on the same states, stepped in alternating blocks of ``BLOCK`` steps in random order,
   ``PAIRS`` pairs after ``PAIR_WARMUP`` steps each. Every pair (step time of each side, and physics, the kernel and
   the rest per env-step) goes to the sidecar (``collector_paired``); asv tracks the median pair ratio.
@@ -21,6 +21,7 @@ not when asv runs the suites alone, as ``Paired``):
   worker processes, one per tree (``gate.meter.duet``): the gate's collector_head_vs_base time. Only for a head
   whose base tree ``fusegate gate --measure`` names.
 
+Every task with a collector env (its spec's ``env``); a task without one has no collector cells.
 Grid: ``GATE_ENVS`` (quick: 64 envs, a step of ~30 ms at 1 thread here; full: 256 and 1024) at ``GATE_THREADS``
 (quick: 1 thread, the quiet cells on a shared machine; full: the profile's thread counts);
 ``FUSEGATE_BENCH_COLLECTOR_ENVS`` overrides the scales. The collector step's cost under callgrind is
@@ -45,15 +46,14 @@ import statistics
 import numpy as np
 
 from benchmarks import _common as common
-from gate.meter import bench
-from kernels import registry
 
 NUM_ENVS = [256] if common.PROFILE == "quick" else [1024, 4096]
 STEPS, WARMUP = (30, 5) if common.PROFILE == "quick" else (100, 10)
 
 GATE_ENVS = common.axis("collector_envs", [64] if common.PROFILE == "quick" else [256, 1024])
 GATE_THREADS = [1] if common.PROFILE == "quick" else common.THREADS
-CHECK_STEPS = 16  # g1_walk and g1_motion end episodes of 64 envs from the 6th step on (seed 0)
+CHECK_STEPS = 16  # this repository's tasks end episodes of 64 envs from the 6th step on (seed 0)
+TASKS = [t for t in common.TASKS if common.collects(t)]  # the tasks with a collector env
 PAIRS, BLOCK, PAIR_WARMUP = 12, 2, 2
 SUITE = "collector"  # the failure records' suite: the gate names the module, not the benchmark
 
@@ -72,8 +72,8 @@ def _check_all() -> dict:
 
     common.place()
     found = {}
-    for task in common.TASKS:
-        impls = [i for i in registry.available(task) if i in common.IMPLS]
+    for task in TASKS:
+        impls = [i for i in common.available(task) if i in common.IMPLS]
         for n in GATE_ENVS:
             for t in GATE_THREADS:
                 checks = trajectory.check(task, impls, steps=CHECK_STEPS, num_envs=n, seed=0, threads=t)
@@ -95,7 +95,7 @@ def _check_all() -> dict:
 
 
 class CollectorCheck:
-    params = (common.TASKS, common.IMPLS, GATE_ENVS, GATE_THREADS)
+    params = (TASKS, common.IMPLS, GATE_ENVS, GATE_THREADS)
     param_names = ("task", "impl", "num_envs", "threads")
     timeout = 900
     rounds = 1  # a fixed-seed rollout: one per commit
@@ -110,7 +110,7 @@ class CollectorCheck:
             raise RuntimeError(found["message"])
 
     def track_reward_max_diff(self, checks, task, impl, num_envs, threads):
-        """Largest reward difference from the NumPy reference's rollout (same seed, same steps)."""
+        """Largest reward difference from the reference's rollout (same seed, same steps)."""
         return checks[(task, impl, num_envs, threads)]["max_reward_diff"]
 
     track_reward_max_diff.unit = "reward"
@@ -127,9 +127,9 @@ def _against_base() -> dict:
         return {}
     cells = [
         Cell(task=task, impl=impl, num_envs=n, threads=t, kind=COLLECTOR)
-        for task in common.TASKS
-        for impl in registry.available(task)
-        if impl in common.HEAD_VS_BASE and impl != registry.REFERENCE
+        for task in TASKS
+        for impl in common.available(task)
+        if impl in common.HEAD_VS_BASE and impl != common.reference(task)
         for n in GATE_ENVS
         for t in GATE_THREADS
     ]
@@ -139,7 +139,7 @@ def _against_base() -> dict:
 class CollectorAgainstBase:
     """Each implementation's collector step on the head against the base's, in lockstep (``gate.meter.duet``)."""
 
-    params = (common.TASKS, common.IMPLS, GATE_ENVS, GATE_THREADS)
+    params = (TASKS, common.IMPLS, GATE_ENVS, GATE_THREADS)
     param_names = ("task", "impl", "num_envs", "threads")
     timeout = 1800
     rounds = 1
@@ -175,10 +175,10 @@ def _phases_us(phase_s: np.ndarray, num_envs: int) -> dict[str, float]:
 if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with intervals
 
     class CollectorPaired:
-        """A fused implementation's collector step against the hand-written one's, alternating in one process."""
+        """A paired implementation's collector step against the baseline's, alternating in one process."""
 
         params = (
-            common.TASKS,
+            TASKS,
             common.PAIRED_IMPLS,
             GATE_ENVS,
             GATE_THREADS,
@@ -192,7 +192,7 @@ if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with i
             common.require(task, impl, threads)
             common.record_process("CollectorPaired", task, impl, num_envs, threads)
             self.collectors = {}
-            for name in (bench.BASELINE, impl):
+            for name in (common.BASELINE, impl):
                 try:
                     with common.phase("load"):
                         self.collectors[name] = Collector(
@@ -218,26 +218,26 @@ if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with i
             return wall / BLOCK, phases / BLOCK
 
         def track_ratio(self, task, impl, num_envs, threads):
-            """Median over PAIRS pairs of impl / hand-written step time, each pair of blocks in random order."""
+            """Median over PAIRS pairs of impl / baseline step time, each pair of blocks in random order."""
             from kernels.sim.collector import PHASES, PHYSICS_PARTS
 
-            base = self.collectors[bench.BASELINE]
+            base = self.collectors[common.BASELINE]
             times = np.zeros(len(PHASES) + len(PHYSICS_PARTS))
             rng, pairs = random.Random(), []
             with base.threads_limited():  # both collectors run at the same thread counts
-                for name in (bench.BASELINE, impl):
+                for name in (common.BASELINE, impl):
                     for _ in range(PAIR_WARMUP):
                         self.collectors[name].step()
                 for _ in range(PAIRS):
-                    order = [bench.BASELINE, impl]
+                    order = [common.BASELINE, impl]
                     rng.shuffle(order)
                     blocks = {name: self._block(name, times) for name in order}
                     pairs.append(
                         {
-                            "base_s": blocks[bench.BASELINE][0],
+                            "base_s": blocks[common.BASELINE][0],
                             "impl_s": blocks[impl][0],
                             "first": order[0],
-                            "base_us": _phases_us(blocks[bench.BASELINE][1], num_envs),
+                            "base_us": _phases_us(blocks[common.BASELINE][1], num_envs),
                             "impl_us": _phases_us(blocks[impl][1], num_envs),
                         }
                     )
@@ -247,7 +247,7 @@ if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with i
                 {
                     "task": task,
                     "impl": impl,
-                    "baseline": bench.BASELINE,
+                    "baseline": common.BASELINE,
                     "num_envs": num_envs,
                     "threads": threads,
                     "block": BLOCK,
@@ -266,8 +266,8 @@ def _measure() -> dict:
 
     applied = common.place()
     reports = {}
-    for task in common.TASKS:
-        for impl in registry.available(task):
+    for task in TASKS:
+        for impl in common.available(task):
             for n in NUM_ENVS:
                 collector = Collector(task, impl, num_envs=n, threads=applied.threads)
                 report = collect.run(collector, STEPS, warmup=WARMUP).to_dict()
@@ -280,7 +280,7 @@ def _measure() -> dict:
 if common.TRACKS:  # see benchmarks/_common.py
 
     class Collector:
-        params = (common.TASKS, common.IMPLS, NUM_ENVS)
+        params = (TASKS, common.IMPLS, NUM_ENVS)
         param_names = ("task", "impl", "num_envs")
         timeout = 3600
 

@@ -15,7 +15,7 @@ records it by default: the gate decides head vs base on it (``fusegate-policy.to
 asv runs every parameter combination of every track in a process of its own (~1 s each, importing NumPy and
 Numba to look a number up), so the quick profile tracks instructions only: 22 processes instead of 88. The gate
 reads all four metrics of every cell from the pass's sidecar record; ``FUSEGATE_BENCH_TRACKS=1`` (the full
-profile) shows the others in asv too. The NumPy reference is measured at ``REFERENCE_ENVS`` only, as it is timed.
+profile) shows the others in asv too. A task's reference is measured at ``REFERENCE_ENVS`` only, as it is timed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from __future__ import annotations
 from benchmarks import _common as common
 from benchmarks.collector import GATE_ENVS
 from gate.meter import cost
-from kernels import registry
 
 COST_THREADS = [1]  # callgrind runs one thread: parallel overheads show only in time
 SUITES = {cost.UPDATE_STATE: "cost", cost.COLLECTOR: "collector_cost"}  # the failure records' suite per kind
@@ -40,13 +39,15 @@ def _measure() -> dict:
     cells = [
         cost.Cell(task=task, impl=impl, num_envs=n, kind=kind)
         for task in common.TASKS
-        for impl in registry.available(task)
+        for impl in common.available(task)
         if impl in common.IMPLS
         for kind, scales in ((cost.UPDATE_STATE, common.NUM_ENVS), (cost.COLLECTOR, GATE_ENVS))
         if kind == cost.UPDATE_STATE
-        or impl != registry.REFERENCE  # no gate row reads a reference step's cost
+        or (
+            impl != common.reference(task) and common.collects(task)
+        )  # no gate row reads a reference step's cost
         for n in scales
-        if impl != registry.REFERENCE or n == common.REFERENCE_ENVS  # as timed: one scale
+        if impl != common.reference(task) or n == common.REFERENCE_ENVS  # as timed: one scale
     ]
     # callgrind's cache simulation roughly doubles its time; the quick profile runs it only when the policy
     # decides on a cache metric (the full profile always: it shows every metric)
@@ -108,7 +109,7 @@ class Cost:
     setup_cache = staticmethod(_measure)
 
     def setup(self, costs, task, impl, num_envs, threads):
-        if impl not in registry.available(task):
+        if impl not in common.available(task):
             raise NotImplementedError(f"{impl} has no {task} kernel")
         if "error" in costs:
             raise RuntimeError(costs["error"])
@@ -151,5 +152,5 @@ class Cost:
 class CollectorCost(Cost):
     """Per collector step of ``num_envs`` envs, everything but physics (``gate.meter.cost``)."""
 
-    params = (common.TASKS, [i for i in common.IMPLS if i != registry.REFERENCE], GATE_ENVS, COST_THREADS)
+    params = (common.TASKS, [i for i in common.IMPLS if not common.is_reference(i)], GATE_ENVS, COST_THREADS)
     kind = cost.COLLECTOR

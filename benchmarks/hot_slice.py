@@ -4,7 +4,7 @@
 - ``HotSliceMetrics``: achieved bandwidth against a parallel copy of the same bytes (as a time ratio, lower is
   better, so asv's "higher is worse" holds) and CPU utilisation, from one interleaved in-process run.
 - ``JIT``: compile time (empty cache) and cache-load time, each in fresh processes.
-- ``Paired``: every other implementation timed alternately with ``handwritten`` in one process, in random order,
+- ``Paired``: every other implementation timed alternately with the baseline in one process, in random order,
   every pair kept in the sidecar for the gate; asv tracks the median pair ratio. The gate's headline measurement:
   measured for the gate (``FUSEGATE_BENCH_GATE=1``) and in the full profile, left out when asv runs the suites
   alone (one value per process is not what its rule can judge; ``benchmarks/_common.py``).
@@ -26,7 +26,6 @@ import numpy as np
 
 from benchmarks import _common as common
 from gate.meter import bench
-from kernels import registry
 
 _BUILT: dict[tuple, tuple] = {}  # (task, impl, num_envs, threads) -> (snapshot, kernel), per process
 
@@ -49,9 +48,12 @@ class HotSlice:
 
     def setup(self, checked, task, impl, num_envs, threads):
         common.require(task, impl, threads)
-        if impl == registry.REFERENCE and (threads, num_envs) != (common.THREADS[0], common.REFERENCE_ENVS):
+        if impl == common.reference(task) and (threads, num_envs) != (
+            common.THREADS[0],
+            common.REFERENCE_ENVS,
+        ):
             raise NotImplementedError(
-                f"the NumPy reference is single-threaded and scales linearly: timed at {common.THREADS[0]} "
+                f"the reference is single-threaded and scales linearly: timed at {common.THREADS[0]} "
                 f"thread(s) and {common.REFERENCE_ENVS} envs"
             )
         # asv_runner re-runs setup (and teardown) before every sample of a timing benchmark (asv#966): the
@@ -86,7 +88,12 @@ if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judge
                 for n in common.NUM_ENVS:
                     for threads in common.THREADS:
                         cell = bench.run_cell(
-                            task=task, impls=registry.available(task), num_envs=n, threads=threads, repeats=10
+                            task=task,
+                            impls=common.available(task),
+                            num_envs=n,
+                            threads=threads,
+                            repeats=10,
+                            baseline=common.BASELINE,
                         )
                         for row in cell.rows:
                             rows[(task, row["impl"], n, threads)] = row
@@ -98,7 +105,7 @@ if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judge
             if (task, impl, num_envs, threads) not in rows:
                 raise NotImplementedError("not measured")
             if not rows[(task, impl, num_envs, threads)]["parity_ok"]:
-                raise RuntimeError(f"{task}/{impl} fails parity with the NumPy reference")
+                raise RuntimeError(f"{task}/{impl} fails parity with the reference")
 
         def track_time_vs_copy(self, rows, task, impl, num_envs, threads):
             """Kernel time over a parallel copy of the same bytes: 1 / (fraction of copy bandwidth)."""
@@ -113,7 +120,7 @@ if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judge
         track_cpu_util.unit = "cores"
 
     class JIT:
-        params = (common.TASKS, [i for i in common.IMPLS if i != registry.REFERENCE])
+        params = (common.TASKS, [i for i in common.IMPLS if not common.is_reference(i)])
         param_names = ("task", "impl")
         timeout = 1800
 
@@ -121,8 +128,8 @@ if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judge
             return {
                 (task, impl): bench.jit_times(task, impl)
                 for task in common.TASKS
-                for impl in registry.available(task)
-                if impl != registry.REFERENCE
+                for impl in common.available(task)
+                if impl != common.reference(task)
             }
 
         def setup(self, times, task, impl):
@@ -143,11 +150,12 @@ if common.TRACKS:  # see benchmarks/_common.py: recorded for the gate, not judge
 if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with intervals
 
     class Paired:
-        """The gate's headline measurement: a fused implementation vs hand-written, alternating in one process.
+        """The gate's headline measurement: a fused implementation vs the baseline, alternating in one process.
 
         asv runs a track benchmark once per round; ``asv run -a rounds=N`` gives N processes per cell (the gate
-        pools them hierarchically). The NumPy reference is left out: it is 6-20x the hand-written kernel, so its
-        40 pairs would take most of the suite's time for a ratio nobody gates on.
+        pools them hierarchically). The reference is left out (the grid pairs fused implementations): the NumPy
+        reference is 6-20x the hand-written kernel, so its 40 pairs would take most of the suite's time for a
+        ratio nobody gates on.
         """
 
         params = (
@@ -165,7 +173,7 @@ if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with i
         def setup(self, checked, task, impl, num_envs, threads):
             common.require(task, impl, threads)
             common.record_process("Paired", task, impl, num_envs, threads)
-            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}
+            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (common.BASELINE, impl)}
             self.kernels = {
                 name: common.checked_kernel(task, name, num_envs, threads, snap, checked)
                 for name, snap in self.snaps.items()
@@ -182,7 +190,7 @@ if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with i
             return (time.perf_counter() - t0) / loops
 
         def track_ratio(self, checked, task, impl, num_envs, threads):
-            """Median over >= PAIRS pairs of impl time / hand-written time, each pair in random order."""
+            """Median over >= PAIRS pairs of impl time / baseline time, each pair in random order."""
             # Each sample lasts >= 1 ms, so timer resolution and call overhead stay out of the ratio.
             loops = {
                 name: max(1, int(np.ceil(1e-3 / max(self._sample(name, 1), 1e-9)))) for name in self.kernels
@@ -190,17 +198,17 @@ if common.PAIRED_TRACKS:  # see benchmarks/_common.py: the gate's, judged with i
             rng = random.Random()
             pairs = []
             for _ in range(common.PAIRS):
-                order = [bench.BASELINE, impl]
+                order = [common.BASELINE, impl]
                 rng.shuffle(order)
                 times = {name: self._sample(name, loops[name]) for name in order}
-                pairs.append({"base_s": times[bench.BASELINE], "impl_s": times[impl], "first": order[0]})
+                pairs.append({"base_s": times[common.BASELINE], "impl_s": times[impl], "first": order[0]})
             ratios = [p["impl_s"] / p["base_s"] for p in pairs]
             common.write_sidecar(
                 "paired",
                 {
                     "task": task,
                     "impl": impl,
-                    "baseline": bench.BASELINE,
+                    "baseline": common.BASELINE,
                     "num_envs": num_envs,
                     "threads": threads,
                     "loops": loops,
@@ -222,11 +230,11 @@ def _against_base() -> dict:
     cells = [
         Cell(task=task, impl=impl, num_envs=n, threads=t)
         for task in common.TASKS
-        for impl in registry.available(task)
+        for impl in common.available(task)
         if impl in common.HEAD_VS_BASE
         for n in common.NUM_ENVS
         for t in common.THREADS
-        if impl != registry.REFERENCE or (n, t) == (common.REFERENCE_ENVS, common.THREADS[0])
+        if impl != common.reference(task) or (n, t) == (common.REFERENCE_ENVS, common.THREADS[0])
     ]
     return common.duet_pass("against_base", cells)
 

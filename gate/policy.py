@@ -7,10 +7,10 @@ it. The command line may add comparisons (``--impl``), which can only make the g
 from __future__ import annotations
 
 import tomllib
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from gate import git
+from gate import git, subject
 from gate.domain import COST_METRICS
 
 POLICY_FILE = "fusegate-policy.toml"
@@ -34,7 +34,7 @@ class MarginRule:
 class Policy:
     version: int = POLICY_VERSION
     required_machines: tuple[str, ...] = ()  # empty: every machine that reported for the head commit
-    baseline: str = "handwritten"
+    baseline: str = ""  # empty: the declared subject's ([tool.fusegate] baseline, read from the base too)
     compare: tuple[str, ...] = ("assembled",)  # implementations judged against the baseline
     threads: tuple[int, ...] = ()  # thread counts that count; empty: every one measured
     best_threads: bool = True  # also compare each implementation at its own best thread count
@@ -185,13 +185,32 @@ def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
     text = git.show(repo, base_sha, POLICY_FILE)
     if text is not None:
         source = f"{POLICY_FILE} at base {base_sha[:12]}"
-        return Policy.from_toml(text, source=source), source
+        return _with_baseline(Policy.from_toml(text, source=source), repo, base_sha), source
     if git.missing(repo, [base_sha]):
         raise PolicyError(
             f"base commit {base_sha[:12]} is not in the repository at {repo}, so its policy cannot be read; "
             "fetch it (git fetch origin) or point FUSEGATE_REPO at a clone that has it"
         )
-    return Policy(), f"built-in default policy ({POLICY_FILE} absent at base {base_sha[:12]})"
+    default = _with_baseline(Policy(), repo, base_sha)
+    return default, f"built-in default policy ({POLICY_FILE} absent at base {base_sha[:12]})"
+
+
+# The baseline of a base that declares no subject (a commit from before the declaration): the one it was judged with.
+UNDECLARED_BASELINE = "handwritten"
+
+
+def _with_baseline(policy: Policy, repo: Path, base_sha: str) -> Policy:
+    """``policy`` with the base's declared baseline (``gate.subject``) when it names none itself."""
+    if policy.baseline:
+        return policy
+    pyproject, table = git.show(repo, base_sha, subject.PYPROJECT), git.show(repo, base_sha, subject.FILE)
+    if table is None and "[tool.fusegate" not in (pyproject or ""):
+        return replace(policy, baseline=UNDECLARED_BASELINE)
+    try:
+        declared = subject.from_texts(pyproject, table)
+    except subject.SubjectError as exc:
+        raise PolicyError(f"the policy at base {base_sha[:12]} names no baseline, and {exc}") from None
+    return replace(policy, baseline=declared.baseline)
 
 
 def edits_policy(repo: Path, base_sha: str, head_sha: str) -> bool:

@@ -153,12 +153,12 @@ def _subject(raw: dict, source: str) -> Subject:
     unknown = sorted(set(raw) - set(KEYS))
     if unknown:
         raise SubjectError(f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(KEYS)}")
+    version = raw.get("version")
+    if "version" in raw and (version != VERSION or isinstance(version, bool)):
+        raise SubjectError(f"{source}: version {version!r} is not supported: write version = {VERSION}")
     for key in ("version", "tasks", "baseline", "grid"):
         if key not in raw:
             raise SubjectError(f"{source}: {key} is missing; e.g.\n{EXAMPLE}")
-    version = raw["version"]
-    if version != VERSION or isinstance(version, bool):
-        raise SubjectError(f"{source}: version {version!r} is not supported: write version = {VERSION}")
     tasks = raw["tasks"]
     if not isinstance(tasks, str) or not _PACKAGE.fullmatch(tasks):
         raise SubjectError(

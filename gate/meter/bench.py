@@ -30,13 +30,11 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from gate.meter import parity
-from gate.meter.synthetic import make_inputs
-from kernels import registry
+from gate.meter import parity, subject
+from gate.meter.subject import make_inputs
 from kernels.kernel import Kernel, resolve_threads
 
 COPY = "copy"
-BASELINE = "handwritten"
 
 
 @njit(parallel=True, cache=True)
@@ -46,13 +44,12 @@ def parallel_copy(src, dst):
 
 
 def bytes_per_call(task: str, num_envs: int, frames: int | None = None) -> int:
-    module = registry.task_module(task)
-    contract = module.CONTRACT
+    contract = subject.registry().contract(task)
     sizes = {
         s.name: int(np.prod(s.concrete_shape(num_envs=num_envs, frames=frames or 0))) * s.dtype.itemsize
         for s in (*contract.snapshot, *contract.outputs)
     }
-    reads = sum(sizes[name] for name in module.READS)
+    reads = sum(sizes[name] for name in subject.reads(task))
     writes = sum(sizes[s.name] for s in (*contract.state, *contract.outputs))
     return reads + writes
 
@@ -120,10 +117,11 @@ def _kernel_runner(task: str, impl: str, snap: dict, threads: int) -> _Runner:
     """Every implementation of a cell runs on the same snapshot arrays (parity runs on copies): a copy per
     implementation would put their inputs at different addresses, and the layout alone (cache-set and 4K
     aliasing between input and output streams) moved one kernel's time by several percent from run to run."""
+    registry = subject.registry()
     kernel: Kernel = registry.load(task, impl, num_envs=next(iter(snap.values())).shape[0], threads=threads)
     timing = Timing(impl=impl, threads=kernel.threads)
-    if impl != registry.REFERENCE:
-        report = parity.compare_on(registry.copy_snapshot(snap), task=task, impl=impl, threads=threads)
+    if impl != registry.reference(task):
+        report = parity.compare_on(parity.copy(snap), task=task, impl=impl, threads=threads)
         if not report.ok:
             timing.parity_ok = False
             timing.parity_detail = ", ".join(a.name for a in report.arrays if not a.ok)
@@ -155,9 +153,13 @@ def run_cell(
     min_sample_s: float = 0.002,
     seed: int = 0,
     on_round: Callable[[], None] | None = None,
+    baseline: str | None = None,
 ) -> CellResult:
-    """Time ``impls`` and the copy in ``repeats`` interleaved rounds; returns one row per participant."""
+    """Time ``impls`` and the copy in ``repeats`` interleaved rounds; returns one row per participant (paired
+    against ``baseline``, default the declared one)."""
+    baseline = baseline or subject.declaration().baseline
     snap = make_inputs(task, num_envs, seed)
+    registry = subject.registry()
     frames = next((snap[s.name].shape[0] for s in registry.contract(task).snapshot if "T" in s.shape), None)
     nbytes = bytes_per_call(task, num_envs, frames)
     effective = resolve_threads(num_envs, threads)
@@ -180,16 +182,21 @@ def run_cell(
         num_envs=num_envs,
         threads=effective,
         bytes_per_call=nbytes,
-        rows=tuple(_row(r.timing, runners, num_envs, nbytes) for r in runners),
+        rows=tuple(
+            _row(r.timing, runners, num_envs, nbytes, reference=registry.reference(task), baseline=baseline)
+            for r in runners
+        ),
     )
 
 
-def _row(t: Timing, runners: list[_Runner], num_envs: int, nbytes: int) -> dict:
+def _row(
+    t: Timing, runners: list[_Runner], num_envs: int, nbytes: int, *, reference: str, baseline: str
+) -> dict:
     by_impl = {r.timing.impl: r.timing for r in runners}
     median = t.median
     copy_bw = nbytes / by_impl[COPY].median
-    ref = by_impl.get(registry.REFERENCE)
-    hand = by_impl.get(BASELINE)
+    ref = by_impl.get(reference)
+    base = by_impl.get(baseline)
     return {
         "impl": t.impl,
         "threads": t.threads,
@@ -201,9 +208,11 @@ def _row(t: Timing, runners: list[_Runner], num_envs: int, nbytes: int) -> dict:
         "ms_p75": t.quantile(0.75) * 1e3,
         "iqr_pct": 100 * (t.quantile(0.75) - t.quantile(0.25)) / median if t.samples else float("nan"),
         "menv_steps_per_s": num_envs / median / 1e6 if t.impl != COPY else float("nan"),
-        "speedup_vs_numpy": (ref.median / median) if ref and ref.samples and t.impl != COPY else float("nan"),
-        # Paired: the median over rounds of this round's time over the hand-written kernel's in the same round.
-        **_paired_ratio(t, hand),
+        "speedup_vs_reference": (ref.median / median)
+        if ref and ref.samples and t.impl != COPY
+        else float("nan"),
+        # Paired: the median over rounds of this round's time over the baseline's in the same round.
+        **_paired_ratio(t, base),
         "gb_per_s": nbytes / median / 1e9,
         "pct_of_copy": 100 * (nbytes / median) / copy_bw,
         "cpu_util": statistics.median(t.cpu) if t.cpu else float("nan"),
@@ -212,30 +221,23 @@ def _row(t: Timing, runners: list[_Runner], num_envs: int, nbytes: int) -> dict:
 
 
 def _paired_ratio(t: Timing, base: Timing | None) -> dict:
-    if base is None or t.impl in (COPY, BASELINE) or not t.samples or len(base.samples) != len(t.samples):
-        return {
-            "vs_handwritten": float("nan"),
-            "vs_handwritten_p25": float("nan"),
-            "vs_handwritten_p75": float("nan"),
-        }
+    if base is None or t.impl in (COPY, base.impl) or not t.samples or len(base.samples) != len(t.samples):
+        return {"vs_baseline": float("nan"), "vs_baseline_p25": float("nan"), "vs_baseline_p75": float("nan")}
     ratios = np.array(t.samples) / np.array(base.samples)
     p25, median, p75 = np.quantile(ratios, [0.25, 0.5, 0.75])
-    return {
-        "vs_handwritten": float(median),
-        "vs_handwritten_p25": float(p25),
-        "vs_handwritten_p75": float(p75),
-    }
+    return {"vs_baseline": float(median), "vs_baseline_p25": float(p25), "vs_baseline_p75": float(p75)}
 
 
 _JIT_PROBE = """
 import json, sys, time
 t0 = time.perf_counter()
-import kernels
+from gate.meter import subject
+registry = subject.registry()
+import kernels.kernel
 t_import = time.perf_counter() - t0
-from gate.meter.synthetic import make_inputs
-snap = make_inputs(sys.argv[1], 64, 0)
+snap = subject.make_inputs(sys.argv[1], 64, 0)
 t1 = time.perf_counter()
-k = kernels.load(sys.argv[1], sys.argv[2], num_envs=64)
+k = registry.load(sys.argv[1], sys.argv[2], num_envs=64)
 t2 = time.perf_counter()
 k.update_state(snap)
 t3 = time.perf_counter()
@@ -247,8 +249,9 @@ print(json.dumps({"import_s": t_import, "load_s": (t2 - t1) + (t3 - t2) - (t4 - 
 
 def jit_times(task: str, impl: str) -> dict:
     """Compile time (empty Numba cache) and cache-load time (the same cache, a second fresh process) of
-    ``impl``: seconds from ``kernels.load`` to the end of the first call, less one warm call, each in a fresh
-    process, so neither is mixed into steady-state time. Import time of ``kernels`` is reported apart."""
+    ``impl``: seconds from the registry's ``load`` to the end of the first call, less one warm call, each in a
+    fresh process, so neither is mixed into steady-state time. Import time of the registry, its tasks and the
+    kernel base (Numba) is reported apart."""
     with tempfile.TemporaryDirectory(prefix="fusegate-jit-") as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         runs = []

@@ -67,13 +67,16 @@ class DuetError(RuntimeError):
 
 class _Worker:
     def __init__(self) -> None:
+        import importlib
+
         import gate.meter
-        import kernels
+        from gate.meter import subject
         from gate.meter.placement import Placement
 
         tree = Path.cwd().resolve()
         allowed = [Path(p) for p in provenance.import_path(tree)]  # a team's tree: the running fusegate's too
-        for module in (kernels, gate.meter):  # an installed copy must never stand in for the tree's own code
+        tasks = importlib.import_module(subject.declaration().tasks)
+        for module in (tasks, gate.meter):  # an installed copy must never stand in for the tree's own code
             where = Path(module.__file__).resolve()
             if not any(where.is_relative_to(p) for p in allowed):
                 raise DuetError(f"{module.__name__} came from {where.parent}, not from the tree {tree}")
@@ -90,9 +93,9 @@ class _Worker:
         if cpus:  # the same CPUs as the other worker's: vCPUs of a VM differ in speed, for minutes at a time
             os.sched_setaffinity(0, cpus)
 
-        import kernels
+        from gate.meter import subject
         from gate.meter.placement import first_touch
-        from gate.meter.synthetic import make_inputs
+        from gate.meter.subject import make_inputs
 
         numba.set_num_threads(cell.threads)
         if cell.kind == COLLECTOR:
@@ -110,7 +113,9 @@ class _Worker:
             if key not in self.inputs:
                 self.inputs[key] = make_inputs(cell.task, cell.num_envs, 0)
             snap = first_touch(self.inputs[key], rng=np.random.default_rng(layout_seed))
-            kernel = kernels.load(cell.task, cell.impl, num_envs=cell.num_envs, threads=cell.threads)
+            kernel = subject.registry().load(
+                cell.task, cell.impl, num_envs=cell.num_envs, threads=cell.threads
+            )
             self.call = lambda: kernel.update_state(snap)
         t0 = time.perf_counter()
         self.call()  # Numba's cache load, first touch of the outputs
@@ -163,7 +168,11 @@ class _Side:
         self.proc = subprocess.Popen(
             [python or sys.executable, "-m", "gate.meter.duet"],
             cwd=self.tree,
-            env={**env, "PYTHONPATH": os.pathsep.join(provenance.import_path(self.tree))},
+            env={
+                **env,
+                "PYTHONPATH": os.pathsep.join(provenance.import_path(self.tree)),
+                "FUSEGATE_SUBJECT_ROOT": str(self.tree),
+            },
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,4 +1,5 @@
-"""Parity of an implementation against the NumPy reference (spec E5), on fresh snapshots with poisoned outputs."""
+"""Parity of an implementation against its task's reference (spec E5), on fresh snapshots with poisoned outputs,
+within the tolerances of the task's meter.py (``gate.meter.subject.tolerance``, read from the base)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from gate.meter.synthetic import make_inputs
-from kernels import registry
+from gate.meter import subject
+from gate.meter.subject import make_inputs
 from kernels.spec import TaskPlan
-from kernels.tasks.g1_walk.meter import ATOL, RTOL  # every task's, until the meter reads each task's
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +46,15 @@ def poison(out: dict[str, np.ndarray]) -> None:
         arr.fill(np.nan if arr.dtype.kind == "f" else np.iinfo(arr.dtype).max)
 
 
-def diff(name: str, kind: str, got: np.ndarray, want: np.ndarray) -> ArrayDiff:
+def copy(snap: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """An independent copy (state arrays are updated in place, so each implementation needs its own)."""
+    return {name: arr.copy() for name, arr in snap.items()}
+
+
+def diff(
+    name: str, kind: str, got: np.ndarray, want: np.ndarray, tolerance: tuple[float, float]
+) -> ArrayDiff:
+    """``got`` against ``want``: floats within ``tolerance`` = (ATOL, RTOL), others exactly."""
     if got.dtype.kind != "f":
         bad = int(np.count_nonzero(got != want))
         return ArrayDiff(
@@ -58,7 +66,8 @@ def diff(name: str, kind: str, got: np.ndarray, want: np.ndarray) -> ArrayDiff:
         err = np.where(same, 0.0, np.abs(g - w))
         err = np.where(np.isnan(err), np.inf, err)  # NaN on one side only
         rel = err / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
-    bad = int(np.count_nonzero(err > ATOL + RTOL * np.abs(np.nan_to_num(w, posinf=0.0, neginf=0.0))))
+    atol, rtol = tolerance
+    bad = int(np.count_nonzero(err > atol + rtol * np.abs(np.nan_to_num(w, posinf=0.0, neginf=0.0))))
     return ArrayDiff(
         name=name,
         kind=kind,
@@ -98,9 +107,11 @@ def compare_many(
     """``compare_on`` for every (implementation, threads) of ``cases``, the reference run once: each case on
     its own copy of ``snap`` with poisoned outputs. A case that raises propagates, or with ``catch`` takes
     the exception's place in the list (a ``ParityReport`` per case otherwise)."""
+    registry = subject.registry()
+    tolerance = subject.tolerance(task)
     num_envs = snap[registry.contract(task).inputs[0].name].shape[0]
-    ref = registry.load(task, registry.REFERENCE, num_envs=num_envs, noise_level=noise_level, plan=plan)
-    ref_snap = registry.copy_snapshot(snap)
+    ref = registry.load(task, registry.reference(task), num_envs=num_envs, noise_level=noise_level, plan=plan)
+    ref_snap = copy(snap)
     poison(ref.outputs)
     want = ref.update_state(ref_snap)
     reports = []
@@ -109,7 +120,7 @@ def compare_many(
             fast = registry.load(
                 task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level, plan=plan
             )
-            fast_snap = registry.copy_snapshot(snap)
+            fast_snap = copy(snap)
             poison(fast.outputs)
             got = fast.update_state(fast_snap)
         except Exception as exc:
@@ -118,8 +129,10 @@ def compare_many(
             reports.append(exc)
             continue
         contract = fast.contract
-        arrays = [diff(s.name, "output", got[s.name], want[s.name]) for s in contract.outputs]
-        arrays += [diff(s.name, "state", fast_snap[s.name], ref_snap[s.name]) for s in contract.state]
+        arrays = [diff(s.name, "output", got[s.name], want[s.name], tolerance) for s in contract.outputs]
+        arrays += [
+            diff(s.name, "state", fast_snap[s.name], ref_snap[s.name], tolerance) for s in contract.state
+        ]
         reports.append(
             ParityReport(
                 task=task,

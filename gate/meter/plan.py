@@ -9,25 +9,27 @@
   between); on a larger one, three counts around the best known count per scale (``best``, from the store:
   ``fusegate threads``) when there is one, else the three largest powers of two up to the placement's physical
   cores. The full profile: every power of two up to the placement's hardware threads, the thread curve.
-- **Scales.** quick: 4096 and 32768 envs; full: 2^11 ... 2^18.
+- **Scales, tasks, implementations.** The declared subject's (``gate.meter.subject``): the grid of the profile
+  in its ``[tool.fusegate]`` table, the registry's tasks and each task's implementations, the paired ones the
+  table's.
 
 The estimate is this machine's seconds per cell of each suite (its newest asv results, or the defaults measured on
-the 2-vCPU development machine) times the plan's cells. Standard library only (``fusegate plan`` is instant).
-The plan is the base's, like the rest of the meter: base and head measure the same cells.
+the 2-vCPU development machine) times the plan's cells. Quick (``fusegate plan`` is instant): the registry
+discovers the tasks without importing Numba or a kernel. The plan is the base's, like the rest of the meter:
+base and head measure the same cells.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gate import domain
+from gate.meter import subject
 from gate.meter.profile import Profile
 from gate.meter.topology import Topology, format_cpu_list
 
-SCALES = {"quick": (4096, 32768), "full": tuple(2**k for k in range(11, 19))}
-TASKS = ("g1_walk", "g1_motion")
-IMPLS = ("numpy", "handwritten", "assembled", "assembled_generic")
-PAIRED = {"quick": ("assembled",), "full": ("assembled", "assembled_generic")}
+PROFILES = ("quick", "full")
 SMALL = 4  # up to this many cores, the quick profile measures 1 thread and every CPU
 # Seconds per cell of each suite on the 2-vCPU development machine (quick profile), the estimate without history:
 # ``domain.SUITE_SECONDS`` over the cells each suite measured there (26 HotSlice cells in 6 processes each, so a
@@ -56,7 +58,8 @@ REUSED = ("cost.Cost",)
 # the raw times only inform (head vs base is timed in lockstep, implementation vs baseline in one process).
 HOT_ROUNDS_SMALL, HOT_ROUNDS = 6, 2
 HEAD_HOT_ROUNDS = 2  # a head timed against its base in lockstep (benchmarks/_common.py)
-PAIRED_ROUNDS_SMALL, PAIRED_ROUNDS = 3, 2  # Paired processes per cell (each alternates 40 pairs in itself)
+# Paired processes per cell (each alternates 40 pairs in itself): the default's on a small machine, 2 on a larger one
+PAIRED_ROUNDS_SMALL, PAIRED_ROUNDS_LARGE = domain.PAIRED_ROUNDS, 2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,7 +129,7 @@ def placements(t: Topology, profile: str, best: dict[str, int] | None = None) ->
     small = t.physical_cores() <= SMALL
     rounds = {
         "hot_rounds": HOT_ROUNDS_SMALL if small else HOT_ROUNDS,
-        "paired_rounds": PAIRED_ROUNDS_SMALL if small else PAIRED_ROUNDS,
+        "paired_rounds": PAIRED_ROUNDS_SMALL if small else PAIRED_ROUNDS_LARGE,
     }
     if len(t.nodes) == 1:
         cpus = t.cpus
@@ -172,19 +175,47 @@ def placements(t: Topology, profile: str, best: dict[str, int] | None = None) ->
     )
 
 
-def cells(p: PlacementPlan, scales: tuple[int, ...], profile: str) -> dict[str, int]:
+@dataclass(frozen=True, kw_only=True)
+class Grid:
+    """What a profile measures of the declared subject: per task its fused implementations (every one but the
+    reference) and those paired with the baseline, the tasks with a collector env, and the scales."""
+
+    fused: dict[str, tuple[str, ...]]  # task -> its implementations but the reference
+    paired: dict[str, tuple[str, ...]]  # task -> its implementations the profile pairs with the baseline
+    collected: tuple[str, ...]  # the tasks with a collector env (the collector's suites)
+    scales: tuple[int, ...]
+
+
+def grid(profile: str, at: Path | str | None = None) -> Grid:
+    """The grid of ``profile`` of the subject the tree at ``at`` declares (default ``gate.meter.subject.root``)."""
+    registry, declared = subject.registry(at), subject.declaration(at)
+    wanted = declared.profile(profile)
+    fused = {t: tuple(i for i in registry.available(t) if i != registry.reference(t)) for t in registry.tasks}
+    return Grid(
+        fused=fused,
+        paired={
+            t: tuple(i for i in wanted.paired if i in impls and i != declared.baseline)
+            for t, impls in fused.items()
+        },
+        collected=tuple(t for t in registry.tasks if registry.spec(t).env is not None),
+        scales=wanted.scales,
+    )
+
+
+def cells(p: PlacementPlan, g: Grid) -> dict[str, int]:
     """Cells of each suite at one placement (the reference is timed at one scale and thread count)."""
-    fused = len(IMPLS) - 1
-    timed = len(TASKS) * (fused * len(scales) * len(p.threads) + 1)
-    paired = len(TASKS) * len(PAIRED[profile]) * len(scales) * len(p.threads)
+    tasks, scales = len(g.fused), len(g.scales)
+    fused = sum(map(len, g.fused.values()))
+    collected = sum(len(g.fused[t]) for t in g.collected)  # the fused implementations with a collector
+    timed = fused * scales * len(p.threads) + tasks
     return {
         "hot_slice.HotSlice": timed,
-        "hot_slice.Paired": paired,
-        "cost.Cost": len(TASKS) * (fused * len(scales) + 1) + len(TASKS) * fused,
-        "collector.CollectorCheck": len(TASKS) * len(IMPLS),
-        "collector.CollectorPaired": len(TASKS) * len(PAIRED[profile]),
+        "hot_slice.Paired": sum(map(len, g.paired.values())) * scales * len(p.threads),
+        "cost.Cost": fused * scales + tasks + collected,
+        "collector.CollectorCheck": collected + len(g.collected),
+        "collector.CollectorPaired": sum(len(g.paired[t]) for t in g.collected),
         "hot_slice.AgainstBase": timed,
-        "collector.CollectorAgainstBase": len(TASKS) * fused,
+        "collector.CollectorAgainstBase": collected,
     }
 
 
@@ -195,19 +226,22 @@ def make(
     best: dict[str, int] | None = None,
     per_cell_s: dict[str, float] | None = None,
     head: bool = True,
+    at: Path | str | None = None,
 ) -> Plan:
-    """The plan of ``profile`` on ``t``; the estimate from ``per_cell_s`` (default ``PER_CELL_S``), of a head
-    (its lockstep pass against the base included) or, with ``head=False``, of a base."""
-    if profile not in SCALES:
+    """The plan of ``profile`` on ``t`` for the subject the tree at ``at`` declares (``grid``); the estimate from
+    ``per_cell_s`` (default ``PER_CELL_S``), of a head (its lockstep pass against the base included) or, with
+    ``head=False``, of a base."""
+    if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: quick or full")
     chosen = placements(t, profile, best)
-    scales = SCALES[profile]
+    g = grid(profile, at)
+    scales = g.scales
     total: dict[str, int] = {}
     estimate = 0.0
     seconds = {**PER_CELL_S, **(per_cell_s or {})}
     processes = {"hot_slice.HotSlice": "hot_rounds", "hot_slice.Paired": "paired_rounds"}
     for k, p in enumerate(chosen):
-        for suite, n in cells(p, scales, profile).items():
+        for suite, n in cells(p, g).items():
             if k == 0 or suite not in ONCE:
                 total[suite] = total.get(suite, 0) + n
                 if (head or "AgainstBase" not in suite) and (k == 0 or suite not in REUSED):

@@ -24,12 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gate.meter import parity
+from gate.meter import parity, subject
 from kernels.kernel import Kernel
-from kernels.registry import REFERENCE, copy_snapshot, load
 from kernels.sim.collector import Collector
 from kernels.sim.env import POLICY_OBS
-from kernels.tasks.g1_walk.meter import ATOL, RTOL  # every task's, until the meter reads each task's
 
 # (rtol, atol) of np.allclose per array of the closed-loop comparison; done and resets are compared exactly.
 TOLERANCE = {"reward": (1e-3, 1e-4), "obs": (1e-3, 1e-3)}
@@ -38,14 +36,16 @@ TOLERANCE = {"reward": (1e-3, 1e-4), "obs": (1e-3, 1e-3)}
 CLOSED_LOOP_STEPS = 2
 
 
-def _departure(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
-    """Where ``got`` first leaves the parity tolerance of ``want`` (exact for integer arrays), or None."""
+def _departure(name: str, got: np.ndarray, want: np.ndarray, tolerance: tuple[float, float]) -> str | None:
+    """Where ``got`` first leaves the parity tolerance (ATOL, RTOL) of ``want`` (exact for integer arrays), or
+    None."""
+    atol, rtol = tolerance
     if got.shape != want.shape:
         return f"{name} has shape {got.shape}, the reference {want.shape}"
     if got.dtype.kind == "f":
         with np.errstate(invalid="ignore", over="ignore"):
             g, w = got.astype(np.float64), want.astype(np.float64)
-            bad = ~((np.abs(g - w) <= ATOL + RTOL * np.abs(w)) | (np.isnan(g) & np.isnan(w)) | (g == w))
+            bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w)) | (np.isnan(g) & np.isnan(w)) | (g == w))
     else:
         bad = got != want
     if not bad.any():
@@ -62,8 +62,8 @@ class Shadowed:
     departure of each step: ``(step, message)``.
     """
 
-    def __init__(self, kernel: Kernel, reference: Kernel):
-        self.kernel, self.reference = kernel, reference
+    def __init__(self, kernel: Kernel, reference: Kernel, tolerance: tuple[float, float]):
+        self.kernel, self.reference, self.tolerance = kernel, reference, tolerance
         self.outputs = kernel.outputs
         self.calls = 0
         self.problems: list[tuple[int, str]] = []
@@ -72,13 +72,13 @@ class Shadowed:
         return getattr(self.kernel, name)
 
     def update_state(self, snap: Mapping[str, np.ndarray], *, check_layout: bool = True) -> dict:
-        before = copy_snapshot(snap)
+        before = parity.copy(snap)
         want = self.reference.update_state(before)
         parity.poison(self.kernel.outputs)
         got = self.kernel.update_state(snap, check_layout=check_layout)
         contract = self.kernel.contract
-        found = [_departure(s.name, got[s.name], want[s.name]) for s in contract.outputs]
-        found += [_departure(s.name, snap[s.name], before[s.name]) for s in contract.state]
+        found = [_departure(s.name, got[s.name], want[s.name], self.tolerance) for s in contract.outputs]
+        found += [_departure(s.name, snap[s.name], before[s.name], self.tolerance) for s in contract.state]
         found += [
             f"{s.name} was written (an input)"
             for s in contract.inputs
@@ -99,8 +99,9 @@ def rollout(
     on the same snapshot (``Shadowed``); its departures are under ``"open_loop"`` as ``(step, message)``."""
     c = Collector(task, impl, num_envs=num_envs, threads=threads, seed=seed)
     if shadow:
-        reference = load(task, REFERENCE, num_envs=num_envs, plan=c.plan)
-        c.kernel = Shadowed(c.kernel, reference)
+        registry = subject.registry()
+        reference = registry.load(task, registry.reference(task), num_envs=num_envs, plan=c.plan)
+        c.kernel = Shadowed(c.kernel, reference, subject.tolerance(task))
     record: dict[str, list] = {"reward": [], "done": [], "reset": [], "obs": [], "resets": []}
     with c.threads_limited():
         for _ in range(steps):
@@ -178,10 +179,11 @@ def check(
             )
 
     closed = min(steps, CLOSED_LOOP_STEPS)
-    ref = attempt(REFERENCE, steps if REFERENCE in impls else closed, False)
+    reference = subject.registry().reference(task)
+    ref = attempt(reference, steps if reference in impls else closed, False)
     out = {}
     for impl in impls:
-        run = ref if impl == REFERENCE else attempt(impl, steps, True)
+        run = ref if impl == reference else attempt(impl, steps, True)
         if isinstance(run, str):
             out[impl] = Check(task=task, impl=impl, ok=False, message=run)
             continue

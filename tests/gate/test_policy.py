@@ -1,11 +1,12 @@
 """fusegate-policy.toml: parsed strictly, read from the base commit, refs checked before git sees them."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gate.git import RefError, resolve
-from gate.policy import POLICY_FILE, Policy, PolicyError, read_from_base
+from gate.policy import POLICY_FILE, UNDECLARED_BASELINE, Policy, PolicyError, read_from_base
 from tests.gate import gitrepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,26 @@ def test_policy_is_read_at_the_base_commit(tmp_path):
 def test_a_base_without_the_file_gets_the_default_and_says_so(tmp_path):
     base = gitrepo.commit(tmp_path)
     policy, source = read_from_base(tmp_path, base)
-    assert policy == Policy() and "built-in default" in source
+    assert policy == replace(Policy(), baseline=UNDECLARED_BASELINE) and "built-in default" in source
+
+
+def test_the_default_baseline_is_the_one_the_base_declares(tmp_path):
+    """The policy names a baseline or takes the base's ``[tool.fusegate]`` one; a head's declaration is not
+    read, and a declaration that cannot be read stops the gate with what is wrong."""
+    table = (ROOT / "pyproject.toml").read_text().split("[tool.fusegate]")[1].split("[tool.pytest")[0]
+    (tmp_path / "pyproject.toml").parent.mkdir(parents=True, exist_ok=True)
+    gitrepo.commit(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.fusegate]" + table.replace('"handwritten"', '"fused"'))
+    gitrepo.git(tmp_path, "add", "pyproject.toml")
+    base = gitrepo.commit(tmp_path, policy="margin = 0.02\n")
+    assert read_from_base(tmp_path, base)[0].baseline == "fused"
+    named = gitrepo.commit(tmp_path, policy='baseline = "mine"\n')
+    assert read_from_base(tmp_path, named)[0].baseline == "mine"
+    (tmp_path / "pyproject.toml").write_text("[tool.fusegate]\nversion = 3\n")
+    gitrepo.git(tmp_path, "add", "pyproject.toml")
+    broken = gitrepo.commit(tmp_path, policy="margin = 0.02\n")
+    with pytest.raises(PolicyError, match=r"names no baseline, and .*version 3 is not supported"):
+        read_from_base(tmp_path, broken)
 
 
 def test_an_unknown_base_cannot_be_judged(tmp_path):

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
-from gate.meter.cost.cells import CALLS, COLLECTOR, METRICS, REFERENCE, UPDATE_STATE, Cell, CellCost
+from gate.meter.cost.cells import CALLS, COLLECTOR, METRICS, UPDATE_STATE, Cell, CellCost
 from gate.meter.cost.plan import (
     COLLECTOR_CALLS,
     by_kernel,
@@ -72,7 +72,6 @@ __all__ = [
     "FORMAT",
     "INSTALL_HINT",
     "METRICS",
-    "REFERENCE",
     "TARGET",
     "TARGET_FLAGS",
     "UPDATE_STATE",
@@ -105,21 +104,23 @@ def worker_env() -> dict[str, str]:
     """The environment of every cost process, native fill and valgrind alike."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_CPU", "FUSEGATE_"))}
     env.update(TARGET)
+    import importlib
+
     import gate.meter
     import kernels  # the cache directory of this source tree
-    from gate.meter.profile import Profile
+    from gate.meter import subject
 
-    tree = Profile.from_env().tree  # a team's repository measured by this fusegate: its tasks come first
+    tasks = importlib.import_module(subject.declaration().tasks)  # the subject's tasks, wherever they live
+    depth = subject.declaration().tasks.count(".") + 1
     roots = dict.fromkeys(
-        [
-            *([tree] if tree else []),
-            *(str(Path(m.__file__).resolve().parents[i]) for m, i in ((kernels, 1), (gate.meter, 2))),
-        ]
+        str(Path(m.__file__).resolve().parents[i]) for m, i in ((tasks, depth), (kernels, 1), (gate.meter, 2))
     )
     env.update(
-        # The workers import the very kernels package (the subject) and meter the driver did (asv's environment of
-        # the measured commit), never ones found through their working directory or a PYTHONPATH of the caller's.
+        # The workers import the very subject (its tasks and kernels) and meter the driver did (asv's environment
+        # of the measured commit), never ones found through their working directory or a PYTHONPATH of the
+        # caller's, and read the declaration of the tree it measures.
         PYTHONPATH=os.pathsep.join(roots),
+        **{subject.VARIABLE: str(subject.root())},
         NUMBA_CACHE_DIR=str(Path(kernels.NUMBA_CACHE_DIR).parent),
         NUMBA_NUM_THREADS="1",
         NUMBA_THREADING_LAYER="workqueue",

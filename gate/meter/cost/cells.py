@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-REFERENCE = "numpy"  # kernels.registry.REFERENCE (weight and calls are planned before any kernel loads)
 METRICS = {  # what a cost cell reports per call, and its unit
     "instructions": "instructions",
     "l1_misses": "misses",
@@ -44,8 +43,8 @@ class CellCost:
     ll_misses: float | None = None
     estimated_cycles: float | None = None
     # (max - min) / mean of the calls' instructions. Calls differ in work, not by noise: state arrays evolve in
-    # place and envs reset, the same way in every process (the first measured call of g1_walk at 4096 envs
-    # runs 1.1% more instructions than the next two).
+    # place and envs reset, the same way in every process (the first measured call of a walking task's kernel
+    # at 4096 envs runs 1.1% more instructions than the next two).
     spread: float | None = None
     error: str = ""
 

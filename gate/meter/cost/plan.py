@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import os
 
-from gate.meter.cost.cells import CALLS, COLLECTOR, REFERENCE, UPDATE_STATE, Cell
+from gate.meter import subject
+from gate.meter.cost.cells import CALLS, COLLECTOR, UPDATE_STATE, Cell
 
-# Instructions per env and call under callgrind, measured here (fusegate cost, quick profile): what balances
-# the cells over the worker processes. An implementation not listed counts as a fused kernel of its task.
-_PER_ENV = {
-    ("g1_walk", "numpy"): 10_000,
-    ("g1_walk", "assembled_generic"): 7_800,
-    ("g1_walk", None): 2_000,
-    ("g1_motion", "numpy"): 50_000,
-    ("g1_motion", "assembled_generic"): 17_000,
-    ("g1_motion", None): 6_800,
-}
+# Instructions per env and call under callgrind of a kernel whose task's meter.py gives no weight for it
+# (``COST_PER_ENV``: what balances the cells over the worker processes).
+PER_ENV = 5_000
 
 
 # A collector step under callgrind, per env, in the same unit: 130k instructions instrumented plus MuJoCo's
@@ -28,24 +22,28 @@ def weight(cell: Cell, calls: int = CALLS) -> float:
     """Relative time of a cell under callgrind (instructions of its instrumented calls)."""
     if cell.kind == COLLECTOR:
         return _COLLECTOR_PER_ENV * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
-    per_env = _PER_ENV.get((cell.task, cell.impl)) or _PER_ENV.get((cell.task, None), 5_000)
+    per_env = subject.cost_per_env(cell.task, cell.impl) or PER_ENV
     return per_env * cell.num_envs * (calls_for(cell, calls) + warm_for(cell))
 
 
 def calls_for(cell: Cell, calls: int = CALLS) -> int:
-    """Measured calls of a cell: the NumPy reference takes one (a call of it at 32768 envs costs ~30 s under
-    callgrind, and its count is as exact as any other); fused kernels take ``calls``; a collector cell takes
-    ``COLLECTOR_CALLS`` steps."""
+    """Measured calls of a cell: the task's reference takes one (a call of the NumPy reference at 32768 envs
+    costs ~30 s under callgrind, and its count is as exact as any other); fused kernels take ``calls``; a
+    collector cell takes ``COLLECTOR_CALLS`` steps."""
     if cell.kind == COLLECTOR:
         return min(calls, COLLECTOR_CALLS)
-    return 1 if cell.impl == REFERENCE else calls
+    return 1 if _reference(cell) else calls
 
 
 def warm_for(cell: Cell) -> int:
     """Instrumented calls before the measured ones, so the simulated cache holds the kernel's data: one for the
     fused kernels and every collector step; none for the reference's calls, whose arrays and temporaries are
     many times the simulated LL."""
-    return 0 if cell.impl == REFERENCE and cell.kind == UPDATE_STATE else 1
+    return 0 if _reference(cell) and cell.kind == UPDATE_STATE else 1
+
+
+def _reference(cell: Cell) -> bool:
+    return cell.impl == subject.registry().reference(cell.task)
 
 
 def partition(cells: list[Cell], jobs: int) -> list[list[Cell]]:

@@ -21,9 +21,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from gate.meter import subject
 from gate.meter.cost import callgrind
 from gate.meter.cost.cells import COLLECTOR, UPDATE_STATE, Cell
-from gate.meter.synthetic import make_inputs
+from gate.meter.subject import make_inputs
 
 SHARED_ENVS = 1  # the simulators the serving process builds before it forks: models loaded, nothing measured
 FILL_ENVS = 64  # the kernels' signatures do not depend on N: compile them on a small snapshot
@@ -48,8 +49,7 @@ def _cells(spec: dict) -> list[tuple[Cell, int, int]]:
 
 
 def fill(spec: dict) -> dict[str, str]:
-    import kernels
-
+    registry = subject.registry()
     errors = {}
     for cell in dict.fromkeys(
         Cell(task=c.task, impl=c.impl, num_envs=FILL_ENVS, kind=c.kind) for c, *_ in _cells(spec)
@@ -62,7 +62,7 @@ def fill(spec: dict) -> dict[str, str]:
                 with collector.threads_limited():
                     collector.step()
             else:
-                kernels.load(cell.task, cell.impl, num_envs=FILL_ENVS, threads=1).update_state(
+                registry.load(cell.task, cell.impl, num_envs=FILL_ENVS, threads=1).update_state(
                     make_inputs(cell.task, FILL_ENVS, seed=0)
                 )
         except Exception as exc:  # reported per cell by the valgrind run, which meets the same exception
@@ -83,8 +83,6 @@ def _uninstrumented(call: Callable) -> Callable:
 
 def _prepare(cell: Cell) -> Callable[[], None]:
     """What one measured call of the cell is, ready to call (loaded, warm, uninstrumented so far)."""
-    import kernels
-
     if cell.kind == COLLECTOR:
         from kernels.sim.collector import Collector
 
@@ -96,14 +94,15 @@ def _prepare(cell: Cell) -> Callable[[], None]:
         sim.step, sim.forward_rows = _uninstrumented(sim.step), _uninstrumented(sim.forward_rows)
         return collector.step
     snap = make_inputs(cell.task, cell.num_envs, seed=0)
-    kernel = kernels.load(cell.task, cell.impl, num_envs=cell.num_envs, threads=1)
+    kernel = subject.registry().load(cell.task, cell.impl, num_envs=cell.num_envs, threads=1)
     kernel.update_state(snap)
     return lambda: kernel.update_state(snap)
 
 
 def run(spec: dict) -> dict:
     t0 = time.perf_counter()
-    import kernels  # noqa: F401  (timed: importing Numba and the kernels is the first cost)
+    subject.registry()  # timed: the tasks, then Numba and the kernel base, are the first cost
+    import kernels.kernel  # noqa: F401
 
     if not callgrind.running_on_valgrind():
         raise SystemExit("gate.meter.cost.worker measures under valgrind: use gate.meter.cost.measure")
@@ -142,15 +141,16 @@ def serve(out_dir: Path, count: int, jobs: int) -> int:
     alone or in a whole pass, without paying the interpreter's and valgrind's start, Numba's and MuJoCo's imports
     once per kernel. A child that does not exit 0 is named in ``children.json``."""
     t0 = time.perf_counter()
-    import kernels  # noqa: F401
+    registry = subject.registry()
+    import kernels.kernel  # noqa: F401
 
     if not callgrind.running_on_valgrind():
         raise SystemExit("gate.meter.cost.worker measures under valgrind: use gate.meter.cost.measure")
     try:  # MuJoCo, every task's model and simulator: the same for every child, whatever the pass measures
-        from kernels import registry
-
-        for make in filter(None, map(registry.default().env_class, registry.TASKS)):
-            make(SHARED_ENVS, 1, 0)
+        for task in registry.tasks:
+            env = registry.env_class(task)
+            if env is not None:
+                env(SHARED_ENVS, 1, 0)
     except Exception:
         pass  # a child that needs them meets the error itself, in its cell
     shared = time.perf_counter() - t0

@@ -14,7 +14,7 @@ from gate.policy import Policy
 
 TASK, N = "g1_walk", 4096
 IMPL, BASELINE = "assembled", "handwritten"
-POLICY = Policy(compare=(IMPL,), head_vs_base=(IMPL, BASELINE), cost_metric="instructions")
+POLICY = Policy(baseline=BASELINE, compare=(IMPL,), head_vs_base=(IMPL, BASELINE), cost_metric="instructions")
 
 # Per-process medians of a time ratio (5 processes of 20 samples each, tight within a process).
 TIME_STATES = {

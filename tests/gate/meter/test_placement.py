@@ -21,7 +21,7 @@ from gate.meter.placement import (
     numa_nodes,
     parse_cpu_list,
 )
-from gate.meter.synthetic import make_inputs
+from gate.meter.subject import make_inputs
 
 
 def test_cpu_lists_round_trip():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import kernels
-from gate.meter.synthetic import make_inputs
+from gate.meter.subject import make_inputs
 from kernels import registry
 from kernels.tasks.g1_walk import constants as walk
 
