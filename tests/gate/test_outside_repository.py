@@ -30,6 +30,7 @@ NARROW = {
 }
 # The head: the term sums again in a serial pass after the parallel loop (a cosine and three products more per
 # env, on one thread): the same outputs, more instructions per call.
+WEIGHT = '_WEIGHTS["effort"]'
 PER_THREAD = """    for k in range(N_TERMS):
         total = 0.0
         for row in range(scratch.shape[0]):
@@ -113,3 +114,17 @@ def test_a_task_declared_in_a_team_repository_is_measured_checked_counted_and_ju
         for sha in (base, head):
             tasks = {view.task for *_, view in queries.summaries(session, commit_sha=sha)}
             assert tasks == {TASK}, tasks
+    # a head whose fused kernel departs from the reference (the effort cost's sign): a correctness row, on the
+    # parity check of the base's meter.py; the base is stored, so only the head is measured
+    git_as_tester(repo, "checkout", "-q", "--detach", base)
+    fused.write_text(fused.read_text().replace(WEIGHT, f"-{WEIGHT}", 1))
+    git_as_tester(repo, "commit", "-q", "-am", "head: the effort cost with the wrong sign")
+    wrong = git_as_tester(repo, "rev-parse", "HEAD")
+    code, out, said = _gate(repo, base, wrong, url)
+    assert (code, out["verdict"]) == (1, "reject"), out["reasons"]
+    broken = [r for r in out["comparisons"] if r["kind"] == "correctness"]
+    assert {(r["task"], r["impl"], r["threads"], r["decision"]) for r in broken} == {
+        (TASK, "fused", 1, "fail"),
+        (TASK, "fused", 2, "fail"),
+    }
+    assert all("parity" in r["reason"] and "reward" in r["reason"] for r in broken), broken[0]["reason"]
