@@ -303,7 +303,7 @@ SCENARIOS = {
                 Edit(
                     "benchmarks/hot_slice.py",
                     "        kernel, snap = self.kernels[name], self.snaps[name]",
-                    "        kernel, snap = self.kernels[bench.BASELINE], self.snaps[bench.BASELINE]",
+                    "        kernel, snap = self.kernels[common.BASELINE], self.snaps[common.BASELINE]",
                 ),
             ),
             "fail by time at 2 threads (the base's pairing loop); a meter row names hot_slice.py",
@@ -323,8 +323,8 @@ SCENARIOS = {
                 MOTION_EXTRA,
                 Edit(
                     "benchmarks/hot_slice.py",
-                    "            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}",
-                    "            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (bench.BASELINE, impl)}\n"
+                    "            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (common.BASELINE, impl)}",
+                    "            self.snaps = {name: common.snapshot(task, num_envs, threads) for name in (common.BASELINE, impl)}\n"
                     "            if 'time_steps' in self.snaps[impl]:\n"
                     "                self.snaps[impl]['time_steps'][:] = 0",
                 ),
