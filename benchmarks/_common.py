@@ -44,8 +44,15 @@ from gate.meter.placement import AppliedPlacement, Placement, first_touch, prepa
 from gate.meter.profile import Profile, ProfileError
 from gate.meter.subject import make_inputs
 
-ROOT = Path(__file__).resolve().parents[1]  # the asv config directory (benchmark_dir is ./benchmarks)
-os.environ.setdefault(subject.VARIABLE, str(ROOT))  # the tree whose subject every meter module here measures
+SUITES = Path(__file__).resolve().parents[1]  # the checkout of these suites and the meter
+# The tree measured: the suites' own (benchmark_dir is ./benchmarks), or a team's repository that the fusegate
+# at SUITES measures (``FUSEGATE_BENCH_TREE``, set by fusegate's asv calls for a tree without asv.conf.json).
+ROOT = Path(Profile.from_env().tree or SUITES).resolve()
+OUTSIDE = (
+    ROOT != SUITES
+)  # a team's tree: its tasks are the subject; kernels' shared code is the meter's, at SUITES
+# the tree whose subject every meter module here measures (set, not inherited: its own or the one it is told)
+os.environ[subject.VARIABLE] = str(ROOT)
 
 
 def _measuring_this_tree() -> None:
@@ -56,10 +63,10 @@ def _measuring_this_tree() -> None:
 
     for module in (kernels, gate):
         checkout = Path(module.__file__).resolve().parents[1]
-        if (checkout / "asv.conf.json").exists() and checkout != ROOT:
+        if (checkout / "asv.conf.json").exists() and checkout != SUITES:
             raise ImportError(
-                f"the benchmarks of {ROOT} imported {module.__name__} from another checkout, {checkout}: run asv "
-                f"with ASV_PYTHONPATH={ROOT} (fusegate measure and gate --measure do)"
+                f"the benchmarks of {SUITES} imported {module.__name__} from another checkout, {checkout}: run "
+                f"asv with ASV_PYTHONPATH={SUITES} (fusegate measure and gate --measure do)"
             )
 
 
@@ -348,7 +355,7 @@ class Stored:
         self.path = Path(base) / "results" / f"{name}-{digest}.json"
         # the key names this tree's sources: a process that imported other kernels (the commit asv installed
         # into its own environment) neither reuses nor stores
-        own = Path(kernels.__file__).resolve().parents[1] == ROOT
+        own = Path(kernels.__file__).resolve().parents[1] == (SUITES if OUTSIDE else ROOT)
         self.usable = own and os.environ.get("FUSEGATE_REUSE", "1") != "0"
 
     def load(self):

@@ -56,6 +56,7 @@ def of(repo: Path, base_sha: str, head_sha: str) -> Lineage | None:
     changes = provenance.meter_changes(
         git.changed(repo, base_sha, head_sha), layouts[base_sha], layouts[head_sha]
     )
+    changes += provenance.meter_pin_changes(pins[base_sha], pins[head_sha])
     return Lineage(
         base=ids[base_sha],
         head=ids[head_sha],

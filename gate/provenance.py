@@ -45,6 +45,9 @@ DECLARATION = declared.FILE  # the declaration's own file (else it is a table of
 # The declaration's entry among the meter's files, and its name in a list of changes.
 TABLE = "[tool.fusegate]"
 SUFFIXES = (".py",)  # inside the directories, what is imported
+# A team's repository pins the fusegate that measures it: that requirement is meter, not subject (the base's pin
+# measures both sides; a head that changes it changes the meter). This repository is fusegate and names none.
+METER_DISTRIBUTION = "fusegate"
 
 MANIFEST = (
     "fusegate-measure.json"  # written into a measurement tree: what it is made of (``gate.runner.trees``)
@@ -150,10 +153,28 @@ UNREADABLE = "(unreadable pyproject.toml)"
 
 
 def pins_id(pyproject: bytes | None) -> str:
-    """The id of ``[project].dependencies`` in a pyproject.toml's text (absent: of nothing)."""
+    """The id of ``[project].dependencies`` in a pyproject.toml's text (absent: of nothing), the fusegate pin
+    (``meter_pin``) aside."""
     import json
 
-    return blob_id(json.dumps(sorted(dependencies(pyproject))).encode())
+    pins = [r for r in dependencies(pyproject) if requirement_name(r) != METER_DISTRIBUTION]
+    return blob_id(json.dumps(sorted(pins)).encode())
+
+
+def meter_pin(pyproject: bytes | str | None) -> str | None:
+    """The requirement on fusegate in a pyproject.toml's ``[project].dependencies`` (a team's repository: the
+    meter that measures it), or None."""
+    found = [r.strip() for r in dependencies(pyproject) if requirement_name(r) == METER_DISTRIBUTION]
+    return " | ".join(sorted(found)) or None
+
+
+def meter_pin_changes(base: bytes | str | None, head: bytes | str | None) -> tuple[str, ...]:
+    """``pyproject.toml (fusegate==A -> fusegate==B)`` when the head pins another fusegate than the base (a meter
+    change, listed with the meter's files), else nothing."""
+    old, new = meter_pin(base), meter_pin(head)
+    if _same_form(old) == _same_form(new):
+        return ()
+    return (f"{PINS} ({old or 'no fusegate pin'} -> {new or 'no fusegate pin'})",)
 
 
 @dataclass(frozen=True)
@@ -202,7 +223,9 @@ def pin_changes(base: bytes | str | None, head: bytes | str | None) -> tuple[Pin
     ours, theirs = _by_name(dependencies(base)), _by_name(dependencies(head))
     return tuple(
         PinChange(name, ours.get(name), theirs.get(name))
-        for name in sorted(ours.keys() | theirs.keys())
+        for name in sorted(
+            (ours.keys() | theirs.keys()) - {METER_DISTRIBUTION}
+        )  # the meter: meter_pin_changes
         if _same_form(ours.get(name)) != _same_form(theirs.get(name))
     )
 
@@ -241,25 +264,44 @@ def content_id(entries: Iterable[tuple[str, str]]) -> str:
 
 
 def ids(
-    entries: Iterable[tuple[str, str]], pyproject: bytes | None, where: Layout | None = None
+    entries: Iterable[tuple[str, str]],
+    pyproject: bytes | None,
+    where: Layout | None = None,
+    *,
+    pin: str | None = None,
 ) -> dict[str, str]:
     """{"subject": id, "meter": id} from (path, blob id) of a tree's files, its pyproject.toml's text and the
-    layout it declares (default: the one its pyproject.toml declares)."""
+    layout it declares (default: the one its pyproject.toml declares); the meter's includes its fusegate pin
+    (``meter_pin``; ``pin`` in its place, when given)."""
     where = layout(pyproject) if where is None else where
     entries = list(entries)
     subject = [(f, b) for f, b in entries if where.is_subject(f)] + [
         (f"{PINS}#dependencies", pins_id(pyproject))
     ]
     meter = [(f, b) for f, b in entries if where.is_meter(f)] + where.entries()
+    pin = meter_pin(pyproject) and (pin or meter_pin(pyproject))
+    meter += [(f"{PINS}#{METER_DISTRIBUTION}", blob_id(_same_form(pin).encode()))] if pin else []
     return {"subject": content_id(subject), "meter": content_id(meter)}
 
 
 def ids_on_disk(root: Path) -> dict[str, str]:
-    """The ids of the tree at ``root`` as it is on disk (tracked or not: what its processes import)."""
+    """The ids of the tree at ``root`` as it is on disk (tracked or not: what its processes import). A tree that
+    pins fusegate is measured by the fusegate that runs: its meter's id names that one (``running_pin``), the
+    same as its base's when it is the version the base pins."""
     root = Path(root)
     where = on_disk(root)
     files = _files(root, {*where.dirs, *METER_DIRS}) | {f for f in where.meter_files if (root / f).is_file()}
-    return ids(((f, blob_id((root / f).read_bytes())) for f in files), _pins(root), where)
+    return ids(((f, blob_id((root / f).read_bytes())) for f in files), _pins(root), where, pin=running_pin())
+
+
+def running_pin() -> str:
+    """``fusegate==VERSION`` of the fusegate that runs (its installed distribution's version)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{METER_DISTRIBUTION}=={version(METER_DISTRIBUTION)}"
+    except PackageNotFoundError:
+        return f"{METER_DISTRIBUTION} (not installed)"
 
 
 def _files(root: Path, dirs: Iterable[str]) -> set[str]:
@@ -466,3 +508,22 @@ def of_commit(
     (``gate.git.show``; None: absent)."""
     pins = None if pyproject is None else pyproject.encode()
     return ids(files, pins, layout(pins, fusegate_toml))
+
+
+def meter_root() -> Path:
+    """The checkout (or source install) of the fusegate that runs: the directory holding its ``gate/``, its asv
+    suites and its ``asv.conf.json``."""
+    return Path(__file__).resolve().parents[1]
+
+
+def holds_meter(tree: Path) -> bool:
+    """Whether the tree at ``tree`` holds fusegate's meter itself (this repository and its measurement trees), or
+    only a subject the running fusegate measures (a team's repository)."""
+    return (Path(tree) / "gate" / "meter").is_dir()
+
+
+def import_path(tree: Path) -> list[str]:
+    """What a process that measures the tree at ``tree`` imports from, first to last: the tree, and for a tree
+    that does not hold the meter, the running fusegate's checkout after it."""
+    tree = Path(tree).resolve()
+    return [str(tree)] if holds_meter(tree) else [str(tree), str(meter_root())]

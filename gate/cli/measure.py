@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from gate import provenance
 from gate.cli import output
 from gate.cli.placements import PlacementRun
 from gate.domain.machines import host_of
@@ -53,8 +54,11 @@ def _asv_env(side: Side, repo: Path) -> dict:
         "FUSEGATE_BENCH_GATE": "1",
     }
     # The tree's kernels and meter, never the ones the interpreter has installed (an editable install of another
-    # checkout would be measured in their place): the benchmark processes check it (benchmarks/_common.py).
-    env["ASV_PYTHONPATH"] = str(side.tree)
+    # checkout would be measured in their place): the benchmark processes check it (benchmarks/_common.py). A
+    # tree without the meter (a team's repository) is measured by this fusegate, imported after it; the suites
+    # are told which tree they measure (its subject, sidecar and policy), whatever this process inherited.
+    env["ASV_PYTHONPATH"] = os.pathsep.join(provenance.import_path(side.tree))
+    env["FUSEGATE_BENCH_TREE"] = str(Path(side.tree).resolve())
     if side.against is not None:
         env["FUSEGATE_BENCH_AGAINST"] = str(side.against.tree)
         env["FUSEGATE_BENCH_AGAINST_COMMIT"] = side.against.sha
@@ -79,6 +83,8 @@ def _asv_calls(calls: list, *, side: Side, repo: Path, console, env: dict | None
         side.sha,
         "--record-samples",
     )
+    config = asvrun.outside_config(side.tree, side.results)  # None: the tree's own asv.conf.json
+    run = (*run, "--config", str(config)) if config else run
     estimate = asvrun.Estimate([call[1] for call in calls])
     log = side.log().resolve()
     t0 = time.monotonic()

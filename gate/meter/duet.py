@@ -37,6 +37,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gate import provenance
+
 SETTLE_S = 0.003  # between samples: longer than an idle worker's OpenMP threads spin (GOMP_SPINCOUNT)
 MIN_SAMPLE_S = (
     0.005  # a sample lasts at least this long (calls are repeated): timer and call overheads vanish
@@ -72,10 +74,11 @@ class _Worker:
         from gate.meter.placement import Placement
 
         tree = Path.cwd().resolve()
+        allowed = [Path(p) for p in provenance.import_path(tree)]  # a team's tree: the running fusegate's too
         tasks = importlib.import_module(subject.declaration().tasks)
         for module in (tasks, gate.meter):  # an installed copy must never stand in for the tree's own code
             where = Path(module.__file__).resolve()
-            if not where.is_relative_to(tree):
+            if not any(where.is_relative_to(p) for p in allowed):
                 raise DuetError(f"{module.__name__} came from {where.parent}, not from the tree {tree}")
         self.applied = Placement.from_env().apply()  # before any array exists
         self.call = None
@@ -165,7 +168,11 @@ class _Side:
         self.proc = subprocess.Popen(
             [python or sys.executable, "-m", "gate.meter.duet"],
             cwd=self.tree,
-            env={**env, "PYTHONPATH": str(self.tree), "FUSEGATE_SUBJECT_ROOT": str(self.tree)},
+            env={
+                **env,
+                "PYTHONPATH": os.pathsep.join(provenance.import_path(self.tree)),
+                "FUSEGATE_SUBJECT_ROOT": str(self.tree),
+            },
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

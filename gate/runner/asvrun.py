@@ -7,6 +7,13 @@ asv results (asv records every benchmark's and every ``setup_cache``'s duration)
 one round counts the steps it finished by their weights, a call of several rounds goes by asv's percentage (its
 rounds are alike). Measured over expected so far scales what is left, so a slower machine's estimate grows
 after its first steps.
+
+A tree without an ``asv.conf.json`` of its own (a team's repository: its task package, its pyproject and its
+``[tool.fusegate]`` table) is measured by the fusegate that runs: ``outside_config`` writes the asv
+configuration into the tree's ``.fusegate/``, this fusegate's own with its suites as the benchmark directory
+and the tree as the project, and the benchmark processes import the tree first, then this fusegate
+(``gate.provenance.import_path``). That fusegate must be the one the commit whose meter measures (the base)
+pins exactly (``check_meter``): the base's pin is the meter of both sides.
 """
 
 from __future__ import annotations
@@ -21,11 +28,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gate import git, provenance
 from gate.domain.timings import SUITE_SECONDS
 
+OUTSIDE_CONFIG = Path(".fusegate") / "asv.conf.json"  # in a tree without an asv.conf.json of its own
 DEFAULT_SECONDS = SUITE_SECONDS  # used when this machine has no asv results yet
 _LINE = re.compile(r"^\[\s*(?P<percent>[\d.]+)%\]\s*·+\s*(?P<message>.*?)\s*$")
 _DONE = re.compile(r"^(?P<name>Setting up \S+|[\w.]+)\s+(?P<status>ok|failed)$")
+# asv's last words when its --bench patterns select nothing of the suites (exit code 1): a subject without the
+# benchmarks of a call (no collector env, nothing paired with the baseline) has nothing to run there
+_NOTHING = "No benchmarks selected"
 
 
 def _key(name: str) -> str:
@@ -143,10 +155,11 @@ def run(
     status: Callable[[str], None],
 ) -> int:
     """Run one asv command, its output appended to ``log``; ``say`` gets a line per finished step, ``status``
-    the progress line (every second). Returns asv's exit code."""
+    the progress line (every second). Returns asv's exit code (0 when its patterns selected no benchmark)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     last = time.monotonic()
     current = ["starting asv"]
+    nothing = [False]
     stop = threading.Event()
 
     def tick() -> None:
@@ -165,6 +178,8 @@ def run(
             """A line of asv's output; asv writes a step's name before it runs and its status after, on one
             line, so the unfinished last line says what is running now."""
             nonlocal last
+            if whole and text.strip().lstrip("·").strip() == _NOTHING:
+                nothing[0] = True
             m = _LINE.match(text)
             if not m:
                 return
@@ -195,9 +210,72 @@ def run(
                     seen(line.rstrip("\r"), whole=True)
                 seen(pending, whole=False)
             seen(pending, whole=True)
-            return proc.wait()
+            code = proc.wait()
+            return 0 if code == 1 and nothing[0] else code
         finally:
             stop.set()
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def outside_config(tree: Path, results: Path) -> Path | None:
+    """The asv configuration of a tree that has none of its own, written to ``tree/.fusegate/asv.conf.json``:
+    the running fusegate's (its launch method, timeouts) with the benchmark directory its asv suites, the
+    project and repository the tree, the results in ``results`` and asv's other directories under the tree's
+    ``.asv/``. None for a tree with its own ``asv.conf.json`` (this repository and its measurement trees)."""
+    tree = Path(tree).resolve()
+    if (tree / "asv.conf.json").is_file():
+        return None
+    meter = provenance.meter_root()
+    suites = meter / "benchmarks"
+    if not (meter / "asv.conf.json").is_file() or not (suites / "__init__.py").is_file():
+        raise ValueError(
+            f"{tree} has no asv.conf.json, so the fusegate that runs measures it with its own asv suites, and "
+            f"{meter} has none (asv.conf.json and benchmarks/): run fusegate from a checkout or source install "
+            "of the version the base commit pins"
+        )
+    conf = json.loads((meter / "asv.conf.json").read_text())
+    conf.update(
+        project=_project_name(tree),
+        repo=str(tree),
+        benchmark_dir=str(suites),
+        env_dir=str(tree / ".asv" / "env"),
+        results_dir=str(Path(results).resolve()),
+        html_dir=str(tree / ".asv" / "html"),
+    )
+    path = tree / OUTSIDE_CONFIG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(conf, indent=4) + "\n"
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
+def _project_name(tree: Path) -> str:
+    import tomllib
+
+    try:
+        name = tomllib.loads((tree / provenance.PINS).read_text()).get("project", {}).get("name")
+    except (OSError, ValueError):
+        name = None
+    return str(name or tree.name)
+
+
+def check_meter(repo: Path, meter_sha: str) -> None:
+    """Refuse (ValueError) to measure with ``meter_sha``'s meter when that commit pins fusegate (a team's
+    repository) and the fusegate that runs is not exactly that pin."""
+    pin = provenance.meter_pin(git.show(repo, meter_sha, provenance.PINS))
+    if pin is None:
+        return  # this repository: its meter is its own tree
+    running = provenance.running_pin()
+    if _exact_form(pin) != _exact_form(running):
+        raise ValueError(
+            f"commit {meter_sha[:12]} measures with {pin} (its pyproject.toml), and this is {running}: install "
+            f"that one (pip install '{pin}') and run again. The base's fusegate pin measures base and head; "
+            "pin it exactly (fusegate==VERSION)"
+        )
+
+
+def _exact_form(requirement: str) -> str:
+    return "".join(requirement.split()).lower().replace("_", "-")

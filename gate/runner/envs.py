@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gate import git
-from gate.provenance import PINS, PinChange, dependencies, pin_changes, requirement_name
+from gate.provenance import (
+    METER_DISTRIBUTION,
+    PINS,
+    PinChange,
+    dependencies,
+    meter_pin,
+    pin_changes,
+    requirement_name,
+)
 
 MARKER = "fusegate-env.json"  # written last: an environment without it is rebuilt
 REQUIREMENTS = "fusegate-requirements.txt"
@@ -78,12 +86,26 @@ class Env:
 
 
 def requirements(base: bytes | str | None, head: bytes | str | None) -> tuple[str, ...]:
-    """The head's dependencies, then the base's that the head does not name."""
+    """The head's dependencies, then the base's that the head does not name. A team's repository pins the
+    fusegate that measures it (``gate.provenance.meter_pin``): that pin is not installed (the benchmark processes
+    import the running fusegate, the base's pin), its dependencies that neither side names are."""
     theirs = dependencies(head)
     named = {requirement_name(r) for r in theirs}
-    return tuple(
-        r.strip() for r in [*theirs, *(r for r in dependencies(base) if requirement_name(r) not in named)]
-    )
+    found = [*theirs, *(r for r in dependencies(base) if requirement_name(r) not in named)]
+    if meter_pin(base) or meter_pin(head):
+        named |= {requirement_name(r) for r in found}
+        found += [r for r in meter_requirements() if requirement_name(r) not in named]
+    return tuple(r.strip() for r in found if requirement_name(r) != METER_DISTRIBUTION)
+
+
+def meter_requirements() -> list[str]:
+    """The running fusegate's own dependencies (its installed metadata, extras left out)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        return [r for r in requires(METER_DISTRIBUTION) or [] if "extra ==" not in r]
+    except PackageNotFoundError:
+        return []
 
 
 def env_id(reqs: tuple[str, ...]) -> str:

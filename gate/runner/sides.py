@@ -44,8 +44,9 @@ def side_of(
     repository's own tree go to ``results``, a worktree's to its own ``.asv/results``. Measured with another
     commit's meter and pinning other dependencies than that commit: in an environment of its pins, made or
     reused here (``gate.runner.envs``; ``say`` tells where)."""
-    from gate.runner import envs, trees
+    from gate.runner import asvrun, envs, trees
 
+    asvrun.check_meter(repo, meter or sha)  # a team's repository: the fusegate that runs is the one it pins
     tree = trees.measurement_tree(repo, sha, meter=meter)
     where = results if tree.path == repo else tree.path / ".asv" / "results"
     env = None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import time
 from types import SimpleNamespace
 
 import pytest
 
+from gate import provenance
 from gate.cli.placements import PlacementRun
 from gate.domain.selection import PAIRED_ROUNDS, gate_asv_runs
 from gate.policy import Policy
@@ -150,15 +152,17 @@ def test_a_commit_other_than_head_is_measured_in_its_own_worktree(tmp_path):
     gitrepo.git(repo, "add", "marker.txt")
     head = gitrepo.commit(repo, message="head")
     here = commits.side_of(repo, "head", head, repo / ".asv" / "results")
-    # the tree's code, whatever the interpreter has installed (an editable install of another checkout)
-    assert here.tree == repo and measuring._asv_env(here, repo)["ASV_PYTHONPATH"] == str(repo)
+    # the tree's code first, whatever the interpreter has installed (an editable install of another checkout);
+    # this tree holds no meter of its own, so the running fusegate's checkout follows it
+    path = lambda side: measuring._asv_env(side, repo)["ASV_PYTHONPATH"].split(os.pathsep)  # noqa: E731
+    assert here.tree == repo and path(here)[0] == str(repo)
     there = commits.side_of(repo, "base", base, repo / ".asv" / "results")
     assert (
         there.tree == repo / ".fusegate" / "worktrees" / base[:12]
         and there.results == there.tree / ".asv" / "results"
     )
     assert gitrepo.git(there.tree, "rev-parse", "HEAD") == base and not (there.tree / "marker.txt").exists()
-    assert measuring._asv_env(there, repo)["ASV_PYTHONPATH"] == str(there.tree)
+    assert path(there) == [str(there.tree), str(provenance.meter_root())]
     assert measuring._asv_env(there, repo)["ASV_COMMIT"] == base
     assert commits.side_of(repo, "base", base, repo / ".asv" / "results") == there  # reused
 

@@ -94,7 +94,7 @@ def test_a_cached_assembled_kernel_loads_without_compiling_in_a_fresh_process():
         "import time, kernels\n"
         "t0 = time.perf_counter()\n"
         "k = kernels.load('g1_walk', 'assembled', num_envs=64)\n"
-        "from gate.meter.synthetic import make_inputs\n"
+        "from gate.meter.subject import make_inputs\n"
         "k.update_state(make_inputs('g1_walk', 64, 0))\n"
         "stats = k.module.update_state_kernel.stats\n"
         "print(len(stats.cache_hits), len(stats.cache_misses), time.perf_counter() - t0)\n"
