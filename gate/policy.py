@@ -31,12 +31,16 @@ class MarginRule:
     num_envs: int | None = None
 
 
+STORED = "a stored evaluation's policy"  # what ``from_dict`` reads unless told
+
+
 @dataclass(frozen=True, kw_only=True)
 class Policy:
     version: int = POLICY_VERSION
     required_machines: tuple[str, ...] = ()  # empty: every machine that reported for the head commit
     baseline: str = ""  # empty: the declared subject's ([tool.fusegate] baseline, read from the base too)
-    compare: tuple[str, ...] = ("assembled",)  # implementations judged against the baseline
+    # implementations judged against the baseline; None: those the base's declared grid pairs with it (quick)
+    compare: tuple[str, ...] | None = None
     threads: tuple[int, ...] = ()  # thread counts that count; empty: every one measured
     best_threads: bool = True  # also compare each implementation at its own best thread count
     head_vs_base: tuple[str, ...] = ()  # implementations judged head vs base; empty: every one measured
@@ -83,7 +87,7 @@ class Policy:
         return cls.from_dict(raw, source=source)
 
     @classmethod
-    def from_dict(cls, raw: Mapping, *, source: str = "a stored evaluation's policy") -> Policy:
+    def from_dict(cls, raw: Mapping, *, source: str = STORED) -> Policy:
         """The policy of a parsed file, or of ``to_dict``'s record (as stored with an evaluation and sent on the
         wire): unknown keys, wrong types and values out of range are refused, saying ``source``."""
         known = {f.name for f in fields(cls)}
@@ -114,6 +118,8 @@ class Policy:
                     _check(source, f"margins[{i}].margin", rule["margin"], (int, float))
                     rules.append(MarginRule(**rule))
                 values[key] = tuple(rules)
+            elif key == "compare" and value is None and source == STORED:
+                values[key] = None  # a policy not yet read from a base (its grid fills it)
             else:
                 kind = _TYPES[key]
                 if isinstance(kind, tuple) and kind[0] is list:
@@ -213,22 +219,30 @@ def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
     return default, f"built-in default policy ({POLICY_FILE} absent at base {base_sha[:12]})"
 
 
-# The baseline of a base that declares no subject (a commit from before the declaration): the one it was judged with.
-UNDECLARED_BASELINE = "handwritten"
+# The baseline and compared implementations of a base that declares no subject (a commit from before the
+# declaration): the ones it was judged with.
+UNDECLARED_BASELINE, UNDECLARED_COMPARE = "handwritten", ("assembled",)
 
 
 def _with_baseline(policy: Policy, repo: Path, base_sha: str) -> Policy:
-    """``policy`` with the base's declared baseline (``gate.subject``) when it names none itself."""
-    if policy.baseline:
+    """``policy`` with the base's declared baseline and paired implementations (``gate.subject``) where it names
+    none itself."""
+    if policy.baseline and policy.compare is not None:
         return policy
     pyproject, table = git.show(repo, base_sha, subject.PYPROJECT), git.show(repo, base_sha, subject.FILE)
     if table is None and "[tool.fusegate" not in (pyproject or ""):
-        return replace(policy, baseline=UNDECLARED_BASELINE)
-    try:
-        declared = subject.from_texts(pyproject, table)
-    except subject.SubjectError as exc:
-        raise PolicyError(f"the policy at base {base_sha[:12]} names no baseline, and {exc}") from None
-    return replace(policy, baseline=declared.baseline)
+        baseline, compare = UNDECLARED_BASELINE, UNDECLARED_COMPARE
+    else:
+        try:
+            declared = subject.from_texts(pyproject, table)
+        except subject.SubjectError as exc:
+            raise PolicyError(f"the policy at base {base_sha[:12]} names no baseline, and {exc}") from None
+        baseline, compare = declared.baseline, declared.profile("quick").paired
+    return replace(
+        policy,
+        baseline=policy.baseline or baseline,
+        compare=tuple(compare) if policy.compare is None else policy.compare,
+    )
 
 
 def edits_policy(repo: Path, base_sha: str, head_sha: str) -> bool:

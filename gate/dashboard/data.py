@@ -186,8 +186,7 @@ def matrix(
     placement: str | None = None,
     base: str | None = None,
 ) -> Matrix:
-    """``impl`` defaults to the first implementation paired on the commit, ``baseline`` to the one its stored
-    evaluation judged ``impl`` against (the base's declared baseline)."""
+    """Defaults: the first implementation paired on the commit, the baseline its evaluation judged it against."""
     m = _machine(session, machine)
     newest = reads.newest_run(session, machine_id=m.id)
     if newest is None:

@@ -9,6 +9,7 @@ from gate.git import RefError, resolve
 from gate.policy import (
     POLICY_FILE,
     UNDECLARED_BASELINE,
+    UNDECLARED_COMPARE,
     MarginRule,
     Policy,
     PolicyError,
@@ -78,7 +79,8 @@ def test_policy_is_read_at_the_base_commit(tmp_path):
 def test_a_base_without_the_file_gets_the_default_and_says_so(tmp_path):
     base = gitrepo.commit(tmp_path)
     policy, source = read_from_base(tmp_path, base)
-    assert policy == replace(Policy(), baseline=UNDECLARED_BASELINE) and "built-in default" in source
+    assert policy == replace(Policy(), baseline=UNDECLARED_BASELINE, compare=UNDECLARED_COMPARE)
+    assert "built-in default" in source
 
 
 def test_the_default_baseline_is_the_one_the_base_declares(tmp_path):
@@ -91,8 +93,11 @@ def test_the_default_baseline_is_the_one_the_base_declares(tmp_path):
     gitrepo.git(tmp_path, "add", "pyproject.toml")
     base = gitrepo.commit(tmp_path, policy="margin = 0.02\n")
     assert read_from_base(tmp_path, base)[0].baseline == "fused"
-    named = gitrepo.commit(tmp_path, policy='baseline = "mine"\n')
+    # the implementations compared with it default to those the declared quick grid pairs with it
+    assert read_from_base(tmp_path, base)[0].compare == ("assembled",)
+    named = gitrepo.commit(tmp_path, policy='baseline = "mine"\ncompare = []\n')
     assert read_from_base(tmp_path, named)[0].baseline == "mine"
+    assert read_from_base(tmp_path, named)[0].compare == ()
     (tmp_path / "pyproject.toml").write_text("[tool.fusegate]\nversion = 3\n")
     gitrepo.git(tmp_path, "add", "pyproject.toml")
     broken = gitrepo.commit(tmp_path, policy="margin = 0.02\n")
