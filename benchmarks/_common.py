@@ -38,7 +38,7 @@ import numpy as np
 
 import benchmarks
 import kernels
-from gate import provenance, sidecar
+from gate import provenance, provenance_kernels, sidecar
 from gate.meter import compat, fingerprint, parity, subject
 from gate.meter.placement import AppliedPlacement, Placement, first_touch, prepare_fork
 from gate.meter.profile import Profile, ProfileError
@@ -376,7 +376,7 @@ class Stored:
 
 
 def implementation_id(task: str, impl: str) -> str:
-    """The subject id of ``impl``'s ``task`` kernel in this tree (``gate.provenance.kernel_ids``): an edit to
+    """The subject id of ``impl``'s ``task`` kernel in this tree (``gate.provenance_kernels.kernel_ids``): an edit to
     another implementation's own module does not change it. Without task packages that name it: the whole subject's
     id."""
     return kernel_ids(ROOT).get(f"{task}/{impl}") or measured_with()["subject"]
@@ -384,9 +384,9 @@ def implementation_id(task: str, impl: str) -> str:
 
 @functools.cache
 def kernel_ids(root: Path) -> dict[str, str]:
-    """``gate.provenance.kernel_ids`` of a tree, read once per process (the trees a pass measures do not change
+    """``gate.provenance_kernels.kernel_ids`` of a tree, read once per process (the trees a pass measures do not change
     under it)."""
-    return provenance.kernel_ids(root)
+    return provenance_kernels.kernel_ids(root)
 
 
 def same_sources(base_root: str | Path) -> set[str]:

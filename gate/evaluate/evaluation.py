@@ -59,8 +59,8 @@ class Outcome:
 
 
 def same_sources(head_runs: list[dict], base_runs: list[dict]) -> dict[str, str]:
-    """``task/impl`` -> kernel id, for the kernels whose id (``gate.provenance.kernel_ids``) every run of the head
-    and of the base recorded, and recorded the same: the head runs the base's sources for them."""
+    """``task/impl`` -> kernel id, for the kernels whose id (``gate.provenance_kernels.kernel_ids``) every run of
+    the head and of the base recorded, and recorded the same: the head runs the base's sources for them."""
     runs = [*head_runs, *base_runs]
     if not head_runs or not base_runs or not all(r.get("kernels") for r in runs):
         return {}

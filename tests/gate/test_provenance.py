@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from gate import provenance
+from gate import provenance, provenance_kernels
 
 FILES = {
     "kernels/__init__.py": "",
@@ -26,7 +26,7 @@ def _tree(root: Path) -> Path:
 
 
 def _ids(root: Path) -> dict[str, str]:
-    return {e: provenance.implementation_id(root, e, ENTRIES) for e in ENTRIES}
+    return {e: provenance_kernels.implementation_id(root, e, ENTRIES) for e in ENTRIES}
 
 
 def test_an_edit_reaches_the_ids_of_the_kernels_that_import_it_and_no_other(tmp_path):
@@ -34,7 +34,9 @@ def test_an_edit_reaches_the_ids_of_the_kernels_that_import_it_and_no_other(tmp_
     before = _ids(root)
     assert len(set(before.values())) == 3
     # no other kernel's module left out: the whole subject's id
-    assert provenance.implementation_id(root, ENTRIES[0], []) == provenance.ids_on_disk(root)["subject"]
+    assert (
+        provenance_kernels.implementation_id(root, ENTRIES[0], []) == provenance.ids_on_disk(root)["subject"]
+    )
 
     (root / "kernels/two/walk.py").write_text("import kernels.shared  # a comment\n")
     after = _ids(root)
@@ -61,7 +63,7 @@ def test_shared_code_pins_and_a_module_that_does_not_parse_reach_every_id(tmp_pa
     pins = _ids(root)
     assert all(pins[e] != shared[e] for e in ENTRIES)
     (root / "kernels/one/walk.py").write_text("from kernels.shared import (\n")
-    broken = provenance.implementation_id(root, "kernels/one/walk.py", ENTRIES)
+    broken = provenance_kernels.implementation_id(root, "kernels/one/walk.py", ENTRIES)
     assert broken == provenance.ids_on_disk(root)["subject"]
 
 
@@ -120,21 +122,23 @@ def test_every_kernel_id_of_a_tree_at_once_parses_each_module_once(tmp_path, mon
     """``kernel_ids`` runs in every benchmark process that writes a sidecar record: one parse per module, and the
     ids are each kernel's own ``implementation_id``, the kernels read from each task's ``TASK`` literal."""
     root = _declared(tmp_path)
-    assert provenance.kernel_files(root) == {
+    assert provenance_kernels.kernel_files(root) == {
         ("walk", "one"): "kernels/tasks/walk/fast.py",
         ("walk", "two"): "kernels/two/walk.py",
         ("run", "one"): "kernels/one/generic.py",
     }
-    entries = list(provenance.kernel_files(root).values())
+    entries = list(provenance_kernels.kernel_files(root).values())
     beside = ["kernels/tasks/walk/__init__.py", "kernels/tasks/run/__init__.py", "kernels/tasks/walk/env.py"]
     expected = {
-        f"{task}/{impl}": provenance.implementation_id(root, path, entries, beside=beside)
-        for (task, impl), path in provenance.kernel_files(root).items()
+        f"{task}/{impl}": provenance_kernels.implementation_id(root, path, entries, beside=beside)
+        for (task, impl), path in provenance_kernels.kernel_files(root).items()
     }
     parsed = []
-    imports = provenance._imports
-    monkeypatch.setattr(provenance, "_imports", lambda r, path, w: parsed.append(path) or imports(r, path, w))
-    assert provenance.kernel_ids(root) == expected
+    imports = provenance_kernels._imports
+    monkeypatch.setattr(
+        provenance_kernels, "_imports", lambda r, path, w: parsed.append(path) or imports(r, path, w)
+    )
+    assert provenance_kernels.kernel_ids(root) == expected
     assert sorted(parsed) == sorted(set(parsed))  # each module once
     assert len(set(expected.values())) == 3
 
@@ -150,7 +154,7 @@ def test_a_declared_tree_follows_its_table_and_its_tasks_meter_files_are_the_met
     assert where.is_subject("kernels/tasks/walk/fast.py") and not where.is_subject(
         "kernels/tasks/walk/meter.py"
     )
-    before, kernels = provenance.ids_on_disk(root), provenance.kernel_ids(root)
+    before, kernels = provenance.ids_on_disk(root), provenance_kernels.kernel_ids(root)
     for path, text in [
         ("kernels/tasks/walk/meter.py", "ATOL = 1.0\n"),
         ("kernels/synthetic.py", "MARGIN = 0\n"),
@@ -159,7 +163,7 @@ def test_a_declared_tree_follows_its_table_and_its_tasks_meter_files_are_the_met
         (root / path).write_text(text)
         after = provenance.ids_on_disk(root)
         assert after["meter"] != before["meter"] and after["subject"] == before["subject"], path
-        assert provenance.kernel_ids(root) == kernels, path
+        assert provenance_kernels.kernel_ids(root) == kernels, path
         before = after
     # the same declaration in a fusegate.toml of its own, which wins: the same meter
     pyproject = (root / "pyproject.toml").read_text()
@@ -181,7 +185,7 @@ def test_the_subject_directories_are_the_declared_ones(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         table.replace('tasks = "team.tasks"', 'tasks = "src.team.tasks"')
     )
-    assert provenance.kernel_files(tmp_path) == {("walk", "a"): "src/team/tasks/walk/a.py"}
+    assert provenance_kernels.kernel_files(tmp_path) == {("walk", "a"): "src/team/tasks/walk/a.py"}
     before = provenance.ids_on_disk(tmp_path)
     (tmp_path / "kernels/other.py").write_text("B = 2\n")
     assert provenance.ids_on_disk(tmp_path) == before
@@ -222,7 +226,7 @@ def test_a_declaration_that_cannot_be_read_is_a_meter_of_its_own(tmp_path):
     broken = provenance.on_disk(root)
     assert broken.declaration is None and "version 9" in broken.table
     assert provenance.ids_on_disk(root)["meter"] != before["meter"]
-    assert provenance.kernel_ids(root) == {}
+    assert provenance_kernels.kernel_ids(root) == {}
 
 
 def test_meter_changes_name_the_declaration_when_it_differs():
@@ -259,7 +263,8 @@ def test_a_module_only_some_kernels_import_is_theirs_alone(tmp_path):
     def changed(path: str, text: str) -> set[str]:
         def ids() -> dict[str, str]:
             return {
-                e: provenance.implementation_id(root, e, ENTRIES, beside=["kernels/task.py"]) for e in ENTRIES
+                e: provenance_kernels.implementation_id(root, e, ENTRIES, beside=["kernels/task.py"])
+                for e in ENTRIES
             }
 
         before = ids()
@@ -291,20 +296,20 @@ def test_in_this_tree_the_code_generator_is_the_generated_kernels_alone(tmp_path
     root = Path(__file__).resolve().parents[2]
     shutil.copytree(root / "kernels", tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
-    before = provenance.kernel_ids(tmp_path)
+    before = provenance_kernels.kernel_ids(tmp_path)
     assert {k.split("/")[1] for k in before} >= {"handwritten", "assembled", "numpy"}
     (codegen,) = tmp_path.glob("kernels/**/codegen.py")
     with codegen.open("a") as f:
         f.write("\n# a comment\n")
-    generated = provenance.kernel_ids(tmp_path)
+    generated = provenance_kernels.kernel_ids(tmp_path)
     changed = {k for k in before if generated[k] != before[k]}
     assert changed and all("assembled" in k for k in changed)
     assert {k for k in before if k.endswith("/assembled")} <= changed
-    task = sorted(provenance.tasks(tmp_path).values(), key=lambda t: t.package)[0].package
+    task = sorted(provenance_kernels.tasks(tmp_path).values(), key=lambda t: t.package)[0].package
     for shared in (task, "kernels/registry.py"):
         with (tmp_path / shared).open("a") as f:
             f.write("\n# a comment\n")
-        edited = provenance.kernel_ids(tmp_path)
+        edited = provenance_kernels.kernel_ids(tmp_path)
         assert all(edited[k] != generated[k] for k in before), shared
         generated = edited
 
@@ -317,7 +322,7 @@ def test_no_subject_module_but_the_registry_imports_by_a_computed_name():
 
     root = Path(__file__).resolve().parents[2]
     where = provenance.on_disk(root)
-    assert where.declaration is not None and provenance.tasks(root)
+    assert where.declaration is not None and provenance_kernels.tasks(root)
     dynamic = []
     for module in sorted(p for d in where.dirs for p in (root / d).rglob("*.py")):
         path = module.relative_to(root).as_posix()

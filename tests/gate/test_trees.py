@@ -66,6 +66,20 @@ def test_a_head_that_edits_kernels_and_meter_is_measured_with_the_base_meter(tmp
     assert again.path == p and again.ids == tree.ids
 
 
+def test_the_code_that_computes_the_ids_is_meter_and_the_bases(tmp_path):
+    """The benchmark processes compute the ids with ``gate/provenance.py`` and ``gate/provenance_kernels.py``:
+    a head that edits them changes the meter, and is measured with the base's."""
+    repo, base = _repo(tmp_path)
+    files = ("gate/provenance.py", "gate/provenance_kernels.py")
+    base = commit_files(repo, {f: "ID = 1\n" for f in files}, "ids")
+    head = commit_files(repo, {f: "ID = 2\n" for f in files}, "head")
+    git(repo, "checkout", "-q", base)
+    tree = trees.measurement_tree(repo, head, meter=base)
+    assert tree.composite and set(tree.meter_changes) == set(files)
+    assert all((tree.path / f).read_text() == "ID = 1\n" for f in files)
+    assert tree.ids["meter"] == trees.ids(repo, base)["meter"] != trees.ids(repo, head)["meter"]
+
+
 def test_a_head_that_leaves_the_meter_alone_is_measured_in_its_own_tree(tmp_path):
     repo, base = _repo(tmp_path)
     head = commit_files(repo, {"kernels/walk.py": "SPEED = 3\n", "README.md": "more docs\n"}, "head")
