@@ -39,7 +39,7 @@ class Policy:
     compare: tuple[str, ...] = ("assembled",)  # implementations judged against the baseline
     threads: tuple[int, ...] = ()  # thread counts that count; empty: every one measured
     best_threads: bool = True  # also compare each implementation at its own best thread count
-    head_vs_base: tuple[str, ...] = ("numpy", "handwritten", "assembled", "assembled_generic")
+    head_vs_base: tuple[str, ...] = ()  # implementations judged head vs base; empty: every one measured
     margin: float = 0.03  # implementation vs baseline, as a fraction
     head_vs_base_margin: float = 0.05
     margins: tuple[MarginRule, ...] = ()  # per task / num_envs overrides of ``margin``

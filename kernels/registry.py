@@ -120,7 +120,7 @@ class Registry:
     def load(
         self,
         task: str,
-        impl: str = "handwritten",
+        impl: str,
         *,
         num_envs: int,
         threads: int | None = None,
@@ -197,7 +197,7 @@ def kernel_class(task: str, impl: str) -> type:
 
 def load(
     task: str,
-    impl: str = "handwritten",
+    impl: str,
     *,
     num_envs: int,
     threads: int | None = None,

@@ -50,8 +50,12 @@ def matrix(
     machine: str,
     session: ReadSessionDep,
     commit: Annotated[str | None, Query(description="a full SHA; default: the machine's newest run")] = None,
-    impl: str = "assembled",
-    baseline: str = "handwritten",
+    impl: Annotated[
+        str | None, Query(description="default: the first implementation paired on the commit")
+    ] = None,
+    baseline: Annotated[
+        str | None, Query(description="default: the one its evaluation judged impl against")
+    ] = None,
     placement: PlacementQ = None,
     base: Annotated[
         str | None, Query(description="decisions from this base's evaluation; default: newest")

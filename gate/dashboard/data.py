@@ -181,11 +181,13 @@ def matrix(
     *,
     machine: str,
     commit: str | None,
-    impl: str,
-    baseline: str,
+    impl: str | None = None,
+    baseline: str | None = None,
     placement: str | None = None,
     base: str | None = None,
 ) -> Matrix:
+    """``impl`` defaults to the first implementation paired on the commit, ``baseline`` to the one its stored
+    evaluation judged ``impl`` against (the base's declared baseline)."""
     m = _machine(session, machine)
     newest = reads.newest_run(session, machine_id=m.id)
     if newest is None:
@@ -194,11 +196,14 @@ def matrix(
         commit = newest[0]
     elif not reads.commit_measured(session, machine_id=m.id, sha=commit):
         raise NotFound(f"machine {machine!r} has no results for commit {commit!r}")
-    summaries = [
+    paired = [
         (label, c)
         for _, _, label, c in queries.summaries(session, commit_sha=commit, machines=[machine])
-        if c.benchmark == PAIRED and c.impl == impl
+        if c.benchmark == PAIRED
     ]
+    if impl is None:
+        impl = min((c.impl for _, c in paired), default="")
+    summaries = [(label, c) for label, c in paired if c.impl == impl]
     placements = sorted({label for label, _ in summaries})
     if placement is None:
         placement = newest[3] if newest[3] in placements or not placements else placements[0]
@@ -209,6 +214,13 @@ def matrix(
     evaluation = queries.latest_evaluation(session, head_sha=commit, base_sha=base)
     if base is not None and evaluation is None:
         raise NotFound(f"no evaluation of base {base[:12]} -> head {commit[:12]}")
+    if baseline is None:
+        judged = (
+            [c.baseline for c in evaluation.comparisons if c.kind == Kind.IMPL_VS_BASELINE]
+            if evaluation
+            else []
+        )
+        baseline = next(iter(judged), "")
     decided = {}
     if evaluation is not None:
         for c in evaluation.comparisons:

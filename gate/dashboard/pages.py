@@ -65,7 +65,7 @@ def matrix_page(
     machine: str,
     session: ReadSessionDep,
     commit: str | None = None,
-    impl: str = "assembled",
+    impl: str | None = None,
     placement: api.PlacementQ = None,
     base: str | None = None,
 ):

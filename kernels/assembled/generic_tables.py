@@ -28,7 +28,7 @@ import kernels._cache  # noqa: F401  (Numba's cache is configured before a kerne
 from kernels.spec import TaskPlan, TermDef
 
 MAX_GROUPS = 2  # output groups a generic kernel routes observation blocks to (its outs tuple)
-IMPL = "assembled_generic"
+IMPL = "the generic assembled kernel"  # how its errors name it (the registry names the implementation)
 
 
 def param_column(params: type, name: str) -> int:

@@ -140,6 +140,9 @@ def test_show_source_prints_the_generated_kernel(capsys, tmp_path):
     path.write_text('{"format": 1, "task": "g1_walk", "rewards": [{"name": "jump", "weight": 1}]}')
     assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--plan", str(path)]) == exits.USAGE
     assert "unknown reward term 'jump'" in capsys.readouterr().err
+    # an implementation that generates no source is named as such, with what to do
+    assert cli.main(["kernels", "show-source", "--task", "g1_walk", "--impl", "numpy"]) == exits.USAGE
+    assert "numpy generates no source" in capsys.readouterr().err
 
 
 def test_collect_json_is_one_object_with_the_documented_fields(capsys):

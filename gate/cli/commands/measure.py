@@ -136,7 +136,7 @@ def _open_cells(args, sides, machine, repo, console, results) -> int:
             continue
         cells = [SimpleNamespace(**c) for c in answer["cells"]]
         baseline = next(
-            (c.baseline for c in cells if c.kind in (Kind.IMPL_VS_BASELINE, Kind.BEST_THREADS)), "handwritten"
+            (c.baseline for c in cells if c.kind in (Kind.IMPL_VS_BASELINE, Kind.BEST_THREADS)), ""
         )
         policy = Policy(max_rounds=answer["budget"], baseline=baseline)
         for side_name, side in sides.items():

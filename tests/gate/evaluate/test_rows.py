@@ -373,3 +373,26 @@ def test_changed_sources_needs_every_run_to_record_the_ids():
     assert changed_sources(head, base) == {"t/h"} and same_sources(head, base) == {"t/a": "1"}
     assert changed_sources(head, [{}]) == frozenset()  # a run without ids: nothing is known to have changed
     assert changed_sources(head, [{"kernels": {"t/a": "1"}}]) == frozenset()  # t/h not recorded by the base
+
+
+def test_an_empty_head_vs_base_list_judges_every_implementation_measured():
+    """The policy's ``head_vs_base = []`` (its default) is every implementation the head or base measured: the
+    same rows as naming them all."""
+    from dataclasses import replace
+
+    from tests.gate.evaluate.cells import POLICY
+
+    module, kind, raw, lockstep, _, n = LOCKSTEP["hot_slice"]
+    other = "another_impl"
+    cells = [timed(raw, [1.0] * 5, num_envs=n, impl=i) for i in (IMPL, other)]
+    cells += [timed(lockstep, [1.0] * 5, num_envs=n, impl=i) for i in (IMPL, other)]
+    base = [timed(raw, [1.0] * 5, num_envs=n, impl=i) for i in (IMPL, other)]
+
+    def judged(policy):
+        rows = judge(module, cells, base, lockstep=True, policy=policy)
+        return sorted((r.kind, r.impl, r.decision) for r in rows)
+
+    every = judged(replace(POLICY, head_vs_base=()))
+    assert every == judged(replace(POLICY, head_vs_base=(IMPL, other)))
+    assert {impl for k, impl, _ in every if k == kind} >= {IMPL, other}
+    assert {impl for k, impl, _ in judged(replace(POLICY, head_vs_base=(IMPL,))) if k == kind} == {IMPL}
