@@ -185,8 +185,7 @@ def matrix(
     baseline: str | None = None,
     placement: str | None = None,
     base: str | None = None,
-) -> Matrix:
-    """Defaults: the first implementation paired on the commit, the baseline its evaluation judged it against."""
+) -> Matrix:  # default: the first impl paired on the commit, the baseline its evaluation judged it by
     m = _machine(session, machine)
     newest = reads.newest_run(session, machine_id=m.id)
     if newest is None:

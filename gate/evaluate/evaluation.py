@@ -94,7 +94,7 @@ def evaluate(
         the rows about how the head was measured, and lets a head whose subject is the base's be judged on the base's
         results. ``acceptances`` (the head's, ``gate.acceptance``: of the pull request's head when the head judged is it
     merged into the base) accept the failing rows they cover."""
-    compare = tuple(dict.fromkeys((*policy.compare, *extra_impls)))
+    compare = tuple(dict.fromkeys((*(policy.compare or ()), *extra_impls)))
     same = base_sha == head_sha
     head_cells = queries.summaries(session, commit_sha=head_sha)
     base_cells = [] if same else queries.summaries(session, commit_sha=base_sha)
@@ -175,7 +175,7 @@ def evaluate(
             f"{len(dropped)} cell(s) measured on base are not in the head's benchmark profile, not compared: {shown}"
         )
     rows += machine.nothing_compared(rows, sorted(set(required) & set(reported)))
-    tally.decide(rows, policy, extra=set(compare) - set(policy.compare))
+    tally.decide(rows, policy, extra=set(compare) - set(policy.compare or ()))
     if policy.inherited_pass and not same:
         _inherit(groups, base_by, labels, policy, compare, floors, reasons)
     for key, group in groups:
@@ -223,7 +223,9 @@ def _inherit(groups, base_by, labels, policy: Policy, compare, floors, reasons: 
                 floors=floors,
             )
             pairs.append((group, [r for kind in HEADLINE for r in kind.rows(ctx)]))
-    tally.decide([r for _, base in pairs for r in base], policy, extra=set(compare) - set(policy.compare))
+    tally.decide(
+        [r for _, base in pairs for r in base], policy, extra=set(compare) - set(policy.compare or ())
+    )
     if n := sum(inherited.apply(group, base, min_groups=policy.min_rounds) for group, base in pairs):
         reasons.append(
             f"{n} headline row(s) failed or undecided on the base as on the head, not made worse by it: passed "
