@@ -120,8 +120,18 @@ def wait_for(predicate, what: str, timeout: float = 60.0):
 
 
 def _status_since(fake, sha: str, since: float):
+    """The first required status (``report.CONTEXT``) posted for ``sha`` at or after ``since``: the bot posts
+    ``report.VERDICT_CONTEXT`` right after each one, and that second post of the opening's pending status can
+    land after the head's results were sent."""
+    from gate.bot import report
+
     return next(
-        (c for c in fake.calls_to(f"/statuses/{sha}", "POST") if c.at >= since and c.status == 201), None
+        (
+            c
+            for c in fake.calls_to(f"/statuses/{sha}", "POST")
+            if c.at >= since and c.status == 201 and c.body.get("context") == report.CONTEXT
+        ),
+        None,
     )
 
 
