@@ -51,7 +51,7 @@ ROOT = Path(Profile.from_env().tree or SUITES).resolve()
 OUTSIDE = (
     ROOT != SUITES
 )  # a team's tree: its tasks are the subject; kernels' shared code is the meter's, at SUITES
-# the tree whose subject every meter module here measures (set, not inherited: its own or the one it is told)
+# every meter module here measures that tree (``gate.meter.subject.root``), the suites' own when none is given
 os.environ[subject.VARIABLE] = str(ROOT)
 
 

@@ -164,6 +164,8 @@ def worker_main() -> int:
 
 class _Side:
     def __init__(self, name: str, tree: Path, env: dict, python: str | None = None):
+        from gate.meter import subject
+
         self.name, self.tree = name, Path(tree)
         self.proc = subprocess.Popen(
             [python or sys.executable, "-m", "gate.meter.duet"],
@@ -171,7 +173,7 @@ class _Side:
             env={
                 **env,
                 "PYTHONPATH": os.pathsep.join(provenance.import_path(self.tree)),
-                "FUSEGATE_SUBJECT_ROOT": str(self.tree),
+                subject.VARIABLE: str(self.tree),
             },
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -84,7 +84,7 @@ class Profile:
     against: str | None = None  # AGAINST: the base tree a head is timed against in lockstep
     against_commit: str | None = None  # AGAINST_COMMIT
     against_python: str | None = None  # AGAINST_PYTHON: the interpreter of the base's lockstep worker
-    tree: str | None = None  # TREE: the tree measured, when it does not hold the suites (a team's repository)
+    tree: str | None = None  # TREE: the tree measured (gate.meter.subject.root), e.g. a team's repository
     duet_rounds: int = 3  # DUET_ROUNDS: worker pairs per lockstep pass
     duet_more: int = 3  # DUET_MORE: further worker pairs over the cells whose time is in question (0: none)
     duet_cells: str | None = None  # DUET_CELLS: "task/impl/num_envs/threads,..." when only some need samples

@@ -5,10 +5,10 @@ the grid (the declaration, ``gate.subject``), a task's synthetic snapshots, pari
 (its ``meter.py``, read from the base like the rest of the meter: ``gate.provenance``) and its collector env. The
 meter names no task and no implementation of its own.
 
-The tree being measured (``root``): ``$FUSEGATE_SUBJECT_ROOT`` when set (each lockstep worker and cost process is
-given its own tree's), else the checkout this meter was imported from when it declares a subject (this
-repository, and every measurement tree of it: the meter runs in the tree it measures), else the working
-directory.
+The tree being measured (``root``): ``$FUSEGATE_BENCH_TREE`` when set (``gate.meter.profile``'s ``tree``: fusegate's
+asv calls set it, the asv suites set it to their tree, each lockstep worker and cost process is given its own
+tree's), else the checkout this meter was imported from when it declares a subject (this repository, and every
+measurement tree of it: the meter runs in the tree it measures), else the working directory.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from pathlib import Path
 from types import ModuleType
 
 from gate import subject as declared
+from gate.meter.profile import PREFIX
 from kernels.registry import Registry
 
-VARIABLE = "FUSEGATE_SUBJECT_ROOT"
+VARIABLE = PREFIX + "TREE"  # the Profile's ``tree``, read here alone: a meter module needs no other setting
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
 

@@ -12,6 +12,7 @@ import pytest
 import kernels
 from gate import subject as declared
 from gate.meter import compat, plan, subject
+from gate.meter.profile import Profile
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -65,6 +66,12 @@ def tree(tmp_path, monkeypatch):
     yield tmp_path, package, task
     for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
         del sys.modules[name]
+
+
+def test_the_tree_measured_is_the_profiles_one_variable():
+    """fusegate's asv calls, the suites, the lockstep workers and the cost processes name the tree by one variable."""
+    assert subject.VARIABLE in Profile.variables()
+    assert Profile.from_env({subject.VARIABLE: "/a/tree"}).tree == "/a/tree"
 
 
 def test_the_subject_root_is_the_variables_and_its_tasks_are_measured(tree):
