@@ -30,13 +30,17 @@ def root() -> Path:
     """The tree whose subject this process measures (module docstring)."""
     if os.environ.get(VARIABLE):
         return Path(os.environ[VARIABLE]).resolve()
-    if (_CHECKOUT / declared.FILE).is_file() or (_CHECKOUT / declared.PYPROJECT).is_file():
-        try:
-            declared.read(_CHECKOUT)
-            return _CHECKOUT
-        except declared.SubjectError:
-            pass
-    return Path.cwd().resolve()
+    return _CHECKOUT if _checkout_declares() else Path.cwd().resolve()
+
+
+@functools.cache
+def _checkout_declares() -> bool:
+    """Whether the checkout this meter was imported from declares a subject (read once per process)."""
+    try:
+        _declaration(_CHECKOUT)
+    except declared.SubjectError:
+        return False
+    return True
 
 
 def declaration(at: Path | str | None = None) -> declared.Subject:
