@@ -223,29 +223,20 @@ def read_from_base(repo: Path, base_sha: str) -> tuple[Policy, str]:
     return default, f"built-in default policy ({POLICY_FILE} absent at base {base_sha[:12]})"
 
 
-# The baseline and compared implementations of a base that declares no subject (a commit from before the
-# declaration): the ones it was judged with.
-UNDECLARED_BASELINE, UNDECLARED_COMPARE = "handwritten", ("assembled",)
-
-
 def _with_baseline(policy: Policy, repo: Path, base_sha: str) -> Policy:
-    """``policy`` with the base's declared baseline and paired implementations (``gate.subject``) where it names
-    none itself."""
+    """``policy`` with the base's declared baseline and paired implementations (``gate.subject``; a base that
+    declares none: ``gate.subject.UNDECLARED``'s, those it was judged with) where it names none itself."""
     if policy.baseline and policy.compare is not None:
         return policy
     pyproject, table = git.show(repo, base_sha, subject.PYPROJECT), git.show(repo, base_sha, subject.FILE)
-    if table is None and "[tool.fusegate" not in (pyproject or ""):
-        baseline, compare = UNDECLARED_BASELINE, UNDECLARED_COMPARE
-    else:
-        try:
-            declared = subject.from_texts(pyproject, table)
-        except subject.SubjectError as exc:
-            raise PolicyError(f"the policy at base {base_sha[:12]} names no baseline, and {exc}") from None
-        baseline, compare = declared.baseline, declared.profile("quick").paired
+    try:
+        declared = subject.of_texts(pyproject, table)
+    except subject.SubjectError as exc:
+        raise PolicyError(f"the policy at base {base_sha[:12]} names no baseline, and {exc}") from None
     return replace(
         policy,
-        baseline=policy.baseline or baseline,
-        compare=tuple(compare) if policy.compare is None else policy.compare,
+        baseline=policy.baseline or declared.baseline,
+        compare=declared.profile("quick").paired if policy.compare is None else policy.compare,
     )
 
 

@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gate import subject as declared
@@ -86,38 +86,29 @@ class Layout:
         return [] if self.table is None else [(TABLE, blob_id(self.table.encode()))]
 
 
-# A tree without a declaration: this repository before it declared its subject (its tolerances were a file of the
-# reference then).
-UNDECLARED = Layout(dirs=("kernels/",), meter_files=(*METER_FILES, "kernels/reference/tolerance.py"))
+# A tree without a declaration (``gate.subject.UNDECLARED``): its directories, and its tolerances were a file of
+# the reference then.
+UNDECLARED = Layout(
+    dirs=declared.UNDECLARED.dirs, meter_files=(*METER_FILES, "kernels/reference/tolerance.py")
+)
 
 
 def layout(pyproject: bytes | str | None, fusegate_toml: bytes | str | None = None) -> Layout:
     """The layout a tree's ``pyproject.toml`` and ``fusegate.toml`` texts declare (None: absent). Never raises: a
     declaration that cannot be read is the undeclared layout with a meter entry saying so (a head that breaks its
     declaration changes the meter, and is measured with its base's)."""
-    if fusegate_toml is None and (pyproject is None or not _declares(pyproject)):
-        return UNDECLARED
     try:
-        found = declared.from_texts(pyproject, fusegate_toml)
+        found = declared.of_texts(pyproject, fusegate_toml)
     except declared.SubjectError as exc:
-        return Layout(dirs=UNDECLARED.dirs, meter_files=UNDECLARED.meter_files, table=f"(unreadable: {exc})")
+        return replace(UNDECLARED, table=f"(unreadable: {exc})")
+    if found is declared.UNDECLARED:
+        return UNDECLARED
     return Layout(
         dirs=found.dirs,
         tasks_dir=found.tasks_dir,
         table=json.dumps(found.table(), sort_keys=True),
         declaration=found,
     )
-
-
-def _declares(pyproject: bytes | str) -> bool:
-    """Whether a pyproject.toml's text has a ``[tool.fusegate]`` table (unreadable text: it may, so yes)."""
-    import tomllib
-
-    try:
-        text = pyproject.decode() if isinstance(pyproject, bytes) else pyproject
-        return "fusegate" in tomllib.loads(text).get("tool", {})
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "[tool.fusegate" in str(pyproject)
 
 
 def on_disk(root: Path) -> Layout:

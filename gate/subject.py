@@ -16,8 +16,9 @@ same keys at the top of a ``fusegate.toml`` at its root (that file wins when bot
 Like the policy, the table the gate trusts is the base commit's: it says what is measured and how, so it is part
 of the meter (``gate.provenance``), and a head that edits it is measured by the base's. Whether the names in it
 exist (``baseline``, ``paired``) is the meter's to check against the registry (``gate.meter.subject``); this
-module reads the text only. Standard library only: the service, ``gate.provenance`` and the benchmark processes
-read it.
+module reads the text only. A tree that declares nothing (a commit from before the declaration) is
+``UNDECLARED`` (``of_texts``), for the meter's ids and the policy's defaults alike. Standard library only: the
+service, ``gate.provenance`` and the benchmark processes read it.
 """
 
 from __future__ import annotations
@@ -99,6 +100,42 @@ class Subject:
                 f"{profile} = {{ scales = {json.dumps(grid['scales'])}, paired = {json.dumps(grid['paired'])} }}"
             )
         return "\n".join(lines) + "\n"
+
+
+# A tree that declares no subject: this repository before it declared one (a commit from before the declaration),
+# read as what it was then, so that its runs keep the ids they recorded (``gate.provenance``) and it is judged with
+# the implementations it was judged with (``gate.policy``).
+UNDECLARED = Subject(
+    tasks="kernels.tasks",
+    dirs=("kernels/",),
+    baseline="handwritten",
+    grid=(
+        ("quick", Grid(scales=(4096, 32768), paired=("assembled",))),
+        ("full", Grid(scales=tuple(2**k for k in range(11, 19)), paired=("assembled", "assembled_generic"))),
+    ),
+    source="no declaration (this repository before [tool.fusegate])",
+)
+
+
+def declares(pyproject: str | bytes | None, fusegate_toml: str | bytes | None) -> bool:
+    """Whether the texts of a tree's ``pyproject.toml`` and ``fusegate.toml`` (None: absent) declare a subject,
+    readable or not: a ``fusegate.toml``, or a ``[tool.fusegate]`` table (text that is not TOML: when it names
+    the table)."""
+    if fusegate_toml is not None:
+        return True
+    if pyproject is None:
+        return False
+    try:
+        return "fusegate" in _toml(pyproject, PYPROJECT).get("tool", {})
+    except SubjectError:
+        return "[tool.fusegate" in str(pyproject)
+
+
+def of_texts(pyproject: str | bytes | None, fusegate_toml: str | bytes | None, *, where: str = "") -> Subject:
+    """``from_texts``, or ``UNDECLARED`` for texts that declare no subject (``declares``)."""
+    if not declares(pyproject, fusegate_toml):
+        return UNDECLARED
+    return from_texts(pyproject, fusegate_toml, where=where)
 
 
 def read(root: Path) -> Subject:

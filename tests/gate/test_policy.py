@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from gate import subject
 from gate.git import RefError, resolve
 from gate.policy import (
     POLICY_FILE,
-    UNDECLARED_BASELINE,
-    UNDECLARED_COMPARE,
     MarginRule,
     Policy,
     PolicyError,
@@ -79,7 +78,11 @@ def test_policy_is_read_at_the_base_commit(tmp_path):
 def test_a_base_without_the_file_gets_the_default_and_says_so(tmp_path):
     base = gitrepo.commit(tmp_path)
     policy, source = read_from_base(tmp_path, base)
-    assert policy == replace(Policy(), baseline=UNDECLARED_BASELINE, compare=UNDECLARED_COMPARE)
+    assert policy == replace(Policy(), baseline="handwritten", compare=("assembled",))
+    assert (policy.baseline, policy.compare) == (
+        subject.UNDECLARED.baseline,
+        subject.UNDECLARED.profile("quick").paired,
+    )
     assert "built-in default" in source
 
 

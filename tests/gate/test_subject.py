@@ -73,3 +73,20 @@ def test_an_absent_declaration_shows_one_to_copy():
         subject.from_texts('[project]\nname = "x"\n', None)
     example = str(info.value).split("e.g.\n", 1)[1]
     assert subject.from_texts(example, None).tasks == "kernels.tasks"
+
+
+def test_a_tree_that_declares_nothing_is_read_as_this_repository_before_its_declaration():
+    """One undeclared subject, read by the meter's ids and the policy's defaults alike."""
+    assert not subject.declares(None, None) and not subject.declares('[project]\nname = "x"\n', None)
+    assert subject.of_texts("[tool.ruff]\nline-length = 1\n", None) is subject.UNDECLARED
+    assert subject.declares(TABLE, None) and subject.declares(None, "version = 1\n")
+    assert subject.declares("not toml [tool.fusegate", None)  # unreadable text that names the table: declared
+    assert subject.of_texts(TABLE, None) == subject.from_texts(TABLE, None)
+    with pytest.raises(SubjectError, match="tasks is missing"):
+        subject.of_texts("[tool.fusegate]\nversion = 1\n", None)
+    legacy = subject.UNDECLARED
+    assert (legacy.dirs, legacy.baseline, legacy.profile("quick").paired) == (
+        ("kernels/",),
+        "handwritten",
+        ("assembled",),
+    )
