@@ -175,40 +175,13 @@ def common_reference(registry: Registry) -> str:
     return found.pop()
 
 
-def available(task: str) -> tuple[str, ...]:
-    return default().available(task)
-
-
-def contract(task: str) -> TaskContract:
-    return default().contract(task)
-
-
-def default_plan(task: str) -> TaskPlan:
-    return default().default_plan(task)
-
-
-def task_module(task: str) -> ModuleType:
-    return default().task_module(task)
-
-
-def kernel_class(task: str, impl: str) -> type:
-    return default().kernel_class(task, impl)
-
-
-def load(
-    task: str,
-    impl: str,
-    *,
-    num_envs: int,
-    threads: int | None = None,
-    noise_level: float | None = None,
-    plan: TaskPlan | None = None,
-):
-    """``Registry.load`` of this repository's tasks."""
-    return default().load(task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level, plan=plan)
+# The module-level functions: the default registry's methods of the same name.
+_DELEGATED = ("available", "contract", "default_plan", "task_module", "kernel_class", "load")
 
 
 def __getattr__(name: str):
+    if name in _DELEGATED:
+        return getattr(default(), name)
     if name == "TASKS":
         return default().tasks
     if name == "IMPLS":
