@@ -68,6 +68,10 @@ class Policy:
     # at another thread count, is a trade-off (gate.evaluate.tradeoff): "approve" passes it, "reject" fails it
     tradeoffs: str = "approve"
 
+    def judges_head_vs_base(self, impl: str) -> bool:
+        """Whether the head-vs-base rows judge ``impl`` (``head_vs_base`` empty: every implementation measured)."""
+        return not self.head_vs_base or impl in self.head_vs_base
+
     def margin_for(self, task: str, num_envs: int | None) -> float:
         best = self.margin
         for rule in self.margins:  # the last matching rule wins, most specific written last

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
-from gate.cli import Parser, exits
+from gate.cli import Parser, add_command, exits
 
 PROG = "python -m tools"
 
@@ -27,10 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     for name in COMMANDS:
-        command = import_module(f"tools.commands.{name}")
-        p = sub.add_parser(command.NAME, help=command.HELP, description=command.__doc__.replace("``", ""))
-        command.arguments(p)
-        p.set_defaults(func=command.run)
+        add_command(sub, import_module(f"tools.commands.{name}"))
     return parser
 
 

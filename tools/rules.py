@@ -50,8 +50,7 @@ def compare(
 ) -> list[dict]:
     base = queries.raw_samples(session, commit_sha=base_sha, benchmark=TIME)
     head = queries.raw_samples(session, commit_sha=head_sha, benchmark=TIME)
-    heads = policy.head_vs_base  # empty: every implementation measured
-    cells = sorted(k for k in base.keys() & head.keys() if not heads or k[3] in heads)
+    cells = sorted(k for k in base.keys() & head.keys() if policy.judges_head_vs_base(k[3]))
     if not cells:
         raise ValueError(f"no timing cell measured on both {base_sha[:12]} and {head_sha[:12]}")
     floors = NoiseFloors(session)
@@ -59,7 +58,11 @@ def compare(
     summaries = {k: (stats.summarize(base[k]), stats.summarize(head[k], seed=1)) for k in cells}
     pooled = {k: ([x for g in base[k] for x in g], np.concatenate(head[k])) for k in cells}
     costs = cost_pairs(
-        session, base_sha=base_sha, head_sha=head_sha, metric=policy.cost_metric, impls=heads or None
+        session,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        metric=policy.cost_metric,
+        impls=policy.head_vs_base or None,
     )
     rows = []
     for factor in injections:

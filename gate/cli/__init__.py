@@ -92,10 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
                     dest=f"{group}_command", required=True, metavar="COMMAND", parser_class=Parser
                 )
             sub = groups[group]
-        p = sub.add_parser(command.NAME[-1], help=command.HELP, description=_plain(command.__doc__))
-        command.arguments(p)
-        p.set_defaults(func=command.run)
+        add_command(sub, command)
     return parser
+
+
+def add_command(sub: argparse._SubParsersAction, command) -> None:
+    """A command module (``NAME``, ``HELP``, its docstring, ``arguments``, ``run``) as the parser ``sub`` adds."""
+    p = sub.add_parser(command.NAME[-1], help=command.HELP, description=_plain(command.__doc__))
+    command.arguments(p)
+    p.set_defaults(func=command.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

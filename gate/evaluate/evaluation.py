@@ -95,6 +95,7 @@ def evaluate(
         results. ``acceptances`` (the head's, ``gate.acceptance``: of the pull request's head when the head judged is it
     merged into the base) accept the failing rows they cover."""
     compare = tuple(dict.fromkeys((*(policy.compare or ()), *extra_impls)))
+    extra = set(compare) - set(policy.compare or ())  # --impl only: a family of its own (tally)
     same = base_sha == head_sha
     head_cells = queries.summaries(session, commit_sha=head_sha)
     base_cells = [] if same else queries.summaries(session, commit_sha=base_sha)
@@ -175,9 +176,9 @@ def evaluate(
             f"{len(dropped)} cell(s) measured on base are not in the head's benchmark profile, not compared: {shown}"
         )
     rows += machine.nothing_compared(rows, sorted(set(required) & set(reported)))
-    tally.decide(rows, policy, extra=set(compare) - set(policy.compare or ()))
+    tally.decide(rows, policy, extra=extra)
     if policy.inherited_pass and not same:
-        _inherit(groups, base_by, labels, policy, compare, floors, reasons)
+        _inherit(groups, base_by, labels, policy, compare, extra, floors, reasons)
     for key, group in groups:
         _new_baseline(group, changed_by[key], policy.baseline)
     applied = accepted.apply(rows, acceptances, reasons)
@@ -208,7 +209,7 @@ def _new_baseline(group: list[Row], changed: frozenset[str], baseline: str) -> N
             )
 
 
-def _inherit(groups, base_by, labels, policy: Policy, compare, floors, reasons: list[str]) -> None:
+def _inherit(groups, base_by, labels, policy: Policy, compare, extra, floors, reasons: list[str]) -> None:
     """Pass the headline rows each machine and placement's base already failed or left undecided and the head
     does not make worse (``gate.evaluate.inherited``)."""
     pairs = []
@@ -223,9 +224,7 @@ def _inherit(groups, base_by, labels, policy: Policy, compare, floors, reasons: 
                 floors=floors,
             )
             pairs.append((group, [r for kind in HEADLINE for r in kind.rows(ctx)]))
-    tally.decide(
-        [r for _, base in pairs for r in base], policy, extra=set(compare) - set(policy.compare or ())
-    )
+    tally.decide([r for _, base in pairs for r in base], policy, extra=extra)
     if n := sum(inherited.apply(group, base, min_groups=policy.min_rounds) for group, base in pairs):
         reasons.append(
             f"{n} headline row(s) failed or undecided on the base as on the head, not made worse by it: passed "

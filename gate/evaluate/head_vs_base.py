@@ -83,9 +83,7 @@ def compare(ctx: Context, b: Benchmarks) -> list[Row]:
     )
     for task, impl, n, t in keys:
         c = cells.cell(b.time, task, impl, n, t)
-        if (policy.head_vs_base and impl not in policy.head_vs_base) or (
-            c is not None and c.status == Status.FAILED
-        ):
+        if not policy.judges_head_vs_base(impl) or (c is not None and c.status == Status.FAILED):
             continue  # failures are correctness rows
         where = ctx.where(b.kind, task, impl, "base", n, t)
         if kernel := ctx.same_sources.get(f"{task}/{impl}"):
@@ -167,8 +165,7 @@ def _gone(ctx: Context, b: Benchmarks) -> list[Row]:
     correctness row that says why; a collector step is also missing when the collector it was paired with raised.
     (A failed cost or lockstep pass is no correctness row: the cell is still an error here.)"""
     cells = ctx.cells
-    # the implementations judged head vs base; the policy's empty list: every one measured
-    heads = ctx.policy.head_vs_base or tuple(sorted({k.impl for k in (*cells, *(ctx.base or ()))}))
+    heads = {k.impl for k in (*cells, *(ctx.base or ())) if ctx.policy.judges_head_vs_base(k.impl)}
     raised = [k for k, c in cells.items() if c.status == Status.FAILED and k.benchmark not in NOT_CORRECTNESS]
     failed = {(k.task, k.impl, k.num_envs, k.threads) for k in raised}
     if b.collector:

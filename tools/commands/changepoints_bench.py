@@ -16,7 +16,7 @@ from gate.cli.options import (
     repo_path,
 )
 
-NAME = "changepoints-bench"
+NAME = ("changepoints-bench",)
 HELP = "score change-point methods on injected steps in an A/A pair's noise from this machine"
 
 

@@ -14,7 +14,7 @@ from gate.cli.options import (
     store_url,
 )
 
-NAME = "dashboard-bench"
+NAME = ("dashboard-bench",)
 HELP = "fill a store (bulk) to --results and time the server side of every page and endpoint"
 
 

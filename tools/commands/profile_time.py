@@ -13,7 +13,7 @@ from gate.cli.options import (
     repo_path,
 )
 
-NAME = "profile-time"
+NAME = ("profile-time",)
 HELP = "where an asv run's time went: per benchmark class, start-up to measuring"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from gate.cli import exits
 from gate.cli.options import db_option, repo_path, store_url
 
-NAME = "reevaluate"
+NAME = ("reevaluate",)
 HELP = "judge every stored pair again; compare with an earlier output"
 
 

@@ -14,7 +14,7 @@ from gate.cli.options import (
     factors,
 )
 
-NAME = "rules"
+NAME = ("rules",)
 HELP = "asv's rule vs the gate's on stored samples, with injected slowdowns"
 
 

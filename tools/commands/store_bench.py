@@ -14,7 +14,7 @@ from gate.cli.options import (
     store_url,
 )
 
-NAME = "store-bench"
+NAME = ("store-bench",)
 HELP = "fill a store and time complete evaluations of a 200-cell PR on it"
 
 
