@@ -10,13 +10,13 @@ task shares. Nothing here measures it (``gate.meter`` does). Importing the packa
 ``NUMBA_CACHE_DIR`` (``kernels._cache``) is configured when a kernel module is first imported.
 """
 
-from kernels.registry import copy_snapshot, load
+from kernels.registry import copy_snapshot
 
 __all__ = ["IMPLS", "NUMBA_CACHE_DIR", "REFERENCE", "TASKS", "copy_snapshot", "load"]
 
 
 def __getattr__(name: str):
-    if name in ("TASKS", "IMPLS", "REFERENCE"):
+    if name in ("TASKS", "IMPLS", "REFERENCE", "load"):  # the registry's, made on first use
         from kernels import registry
 
         return getattr(registry, name)

@@ -104,13 +104,17 @@ class TaskContract:
             self._explain(snap, num_envs=num_envs)
 
     def _check_index_values(self, snap: Mapping[str, np.ndarray], frames: int) -> None:
-        from kernels.scalar import (
-            all_in_range,  # Numba on first use: a contract (a task's spec) imports without it
-        )
-
         for name in self._index_arrays:
-            if not all_in_range(snap[name], frames):
+            if not self._all_in_range(snap[name], frames):
                 raise LookupError
+
+    @functools.cached_property
+    def _all_in_range(self):
+        """``kernels.scalar.all_in_range``, imported on first use (a contract, a task's spec, imports no Numba)
+        and kept: the check runs on every call."""
+        from kernels.scalar import all_in_range
+
+        return all_in_range
 
     @functools.cache  # noqa: B019 - contracts are module-level constants, one per task
     def _expectations(self, num_envs: int) -> tuple[tuple, tuple]:

@@ -126,7 +126,7 @@ class Kernel(ABC):
     """One implementation of one task, loaded for a fixed number of envs. ``impl`` is the implementation's name in
     its task's spec; the registry passes it (``kernels.registry.Registry.load``)."""
 
-    impl: str = ""
+    impl: str
     parallel: bool = False
 
     def __init__(
@@ -138,7 +138,7 @@ class Kernel(ABC):
             )
         if plan.task != contract.task:
             raise ValueError(f"a {plan.task} plan cannot drive a {contract.task} kernel")
-        self.impl = impl or self.impl
+        self.impl = impl
         self.plan = plan
         self.contract = contract.for_plan(plan)
         self.task = contract.task

@@ -95,17 +95,20 @@ class Registry:
 
     def task_module(self, task: str) -> ModuleType:
         """The module of the task's constants, ``<task>.constants`` (the task package itself when it has none)."""
-        package = f"{self.package}.{self.spec(task).task}"
         try:
-            return import_module(f"{package}.constants")
+            return self._module(task, ".constants")
         except ModuleNotFoundError as exc:
-            if exc.name != f"{package}.constants":
+            if exc.name != f"{self.package}.{task}.constants":
                 raise
-            return import_module(package)
+            return self._module(task, ".")
+
+    def _module(self, task: str, module: str) -> ModuleType:
+        """``module``, absolute or (when it starts with ".") relative to ``task``'s package."""
+        return import_module(module, package=f"{self.package}.{self.spec(task).task}")
 
     def _resolve(self, task: str, target: str) -> type:
         module, name = target.split(":")
-        return getattr(import_module(module, package=f"{self.package}.{task}"), name)
+        return getattr(self._module(task, module), name)
 
     def kernel_class(self, task: str, impl: str) -> type:
         spec = self.spec(task)
@@ -143,7 +146,7 @@ class Registry:
 
     def meter(self, task: str) -> ModuleType:
         """The task's part of the meter, ``<task>/meter.py`` (snapshots, tolerances, cost weights)."""
-        return import_module(f"{self.package}.{self.spec(task).task}.meter")
+        return self._module(task, ".meter")
 
     def env_class(self, task: str) -> type | None:
         """The task's collector env (a ``kernels.sim.env.TaskEnv``), or None: the task has no collector."""
@@ -175,40 +178,13 @@ def common_reference(registry: Registry) -> str:
     return found.pop()
 
 
-def available(task: str) -> tuple[str, ...]:
-    return default().available(task)
-
-
-def contract(task: str) -> TaskContract:
-    return default().contract(task)
-
-
-def default_plan(task: str) -> TaskPlan:
-    return default().default_plan(task)
-
-
-def task_module(task: str) -> ModuleType:
-    return default().task_module(task)
-
-
-def kernel_class(task: str, impl: str) -> type:
-    return default().kernel_class(task, impl)
-
-
-def load(
-    task: str,
-    impl: str,
-    *,
-    num_envs: int,
-    threads: int | None = None,
-    noise_level: float | None = None,
-    plan: TaskPlan | None = None,
-):
-    """``Registry.load`` of this repository's tasks."""
-    return default().load(task, impl, num_envs=num_envs, threads=threads, noise_level=noise_level, plan=plan)
+# The module-level functions: the default registry's methods of the same name.
+_DELEGATED = ("available", "contract", "default_plan", "task_module", "kernel_class", "load")
 
 
 def __getattr__(name: str):
+    if name in _DELEGATED:
+        return getattr(default(), name)
     if name == "TASKS":
         return default().tasks
     if name == "IMPLS":

@@ -16,8 +16,8 @@ its step went.
 
 A collector is built for one task, implementation and plan, with the task's env (its spec's ``env``, from the
 registry: this repository's by default, or the one given); a task without an env, an implementation that cannot
-serve the plan, or a plan without the policy's observation group, is refused at construction. (A plan cannot read an array outside
-the task's contract: plan validation refuses it, and the env fills every contract array.)
+serve the plan, or a plan without the policy's observation group, is refused at construction. (A plan cannot read
+an array outside the task's contract: plan validation refuses it, and the env fills every contract array.)
 """
 
 from __future__ import annotations

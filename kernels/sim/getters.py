@@ -1,9 +1,10 @@
 """What every task's snapshot getter shares: the random streams of an env and the observation noise.
 
 A task's getter (``<task>/getters.py``) fills the spec E float32 arrays from a batch's live float64 MuJoCo state
-in one fused ``@njit(parallel=True)`` loop over the envs, so no Python loop runs per env. The same loop draws the observation noise ``noise_u`` of its rows from a counter-based generator (SplitMix64 of
-the seed, the draw and the element; two 24-bit uniforms per 64-bit output), so a draw is a pure function of
-(seed, draw, row, column): the same on any thread count, and no serial generator sits on the hot path.
+in one fused ``@njit(parallel=True)`` loop over the envs, so no Python loop runs per env. The same loop draws the
+observation noise ``noise_u`` of its rows from a counter-based generator (SplitMix64 of the seed, the draw and the
+element; two 24-bit uniforms per 64-bit output), so a draw is a pure function of (seed, draw, row, column): the
+same on any thread count, and no serial generator sits on the hot path.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What every task's reset loop shares: how it draws its random numbers and clears a row's time and warm start.
 
-A task resets its rows in one compiled loop of its own (``<task>/resets.py``). A reset touches only its rows: it writes their MuJoCo state (qpos, qvel, ctrl; time and warm start cleared)
-and their bookkeeping, drawing every random number from the counter-based generator of ``getters`` (draw k of
-row r is element r * DRAWS + k), so a reset is a pure function of (seed, reset call, row) and no Python loop
-or chain of small NumPy calls runs per reset. The caller then runs mj_forward on the rows.
+A task resets its rows in one compiled loop of its own (``<task>/resets.py``). A reset touches only its rows: it
+writes their MuJoCo state (qpos, qvel, ctrl; time and warm start cleared) and their bookkeeping, drawing every
+random number from the counter-based generator of ``getters`` (draw k of row r is element r * DRAWS + k), so a
+reset is a pure function of (seed, reset call, row) and no Python loop or chain of small NumPy calls runs per
+reset. The caller then runs mj_forward on the rows.
 """
 
 from __future__ import annotations

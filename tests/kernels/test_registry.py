@@ -122,3 +122,16 @@ def test_a_spec_of_one_task_with_another_tasks_plan_is_refused():
     walk, motion = (registry.default().spec(t) for t in ("g1_walk", "g1_motion"))
     with pytest.raises(ValueError, match="the plan is a 'g1_motion' plan but the contract is 'g1_walk'"):
         TaskSpec(**{**vars(walk), "plan": motion.plan})
+
+
+def test_the_module_level_names_are_the_default_registrys_made_on_first_use():
+    code = (
+        "import kernels\n"
+        "from kernels import registry\n"
+        "print(registry.default.cache_info().currsize)\n"
+        "print(kernels.load.__self__ is registry.load.__self__ is registry.default())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "True"]  # importing the package discovers nothing
+    for name in ("available", "contract", "default_plan", "task_module", "kernel_class", "load"):
+        assert getattr(registry, name).__func__ is getattr(Registry, name)

@@ -5,12 +5,11 @@ velocities and sensors current, as mjlab reads them), the snapshot, ``update_sta
 frame t, then p~/q~ and observations at t' = min(t+1, T-1)), then the env's bookkeeping: the episode counter, a
 time-out at 500 steps, the frame counter t += 1, the adaptive-sampling failure EMA (``fail_ema``, updated in
 place from the per-bin failure counts), and an interval push, all in one compiled loop.
-Envs that terminated or timed out are reset by reference-state initialisation (RSI) from a frame drawn by
-adaptive sampling (spec B7): root pose and twist from the clip plus uniform noise, joints from the clip plus
-U(+-0.1) clipped to the soft limits, joint velocities from the clip. An env that runs off the clip's end is
-resampled the same way but its episode goes on (its step counter is kept),
-as mjlab's command does. Unlike mjlab,
-which resamples within the step, that RSI happens at the start of the next step (the next-step reset of
+Envs that terminated or timed out are reset by reference-state initialisation (RSI) from a frame drawn by adaptive
+sampling (spec B7): root pose and twist from the clip plus uniform noise, joints from the clip plus U(+-0.1)
+clipped to the soft limits, joint velocities from the clip. An env that runs off the clip's end is resampled the
+same way but its episode goes on (its step counter is kept), as mjlab's command does. Unlike mjlab, which
+resamples within the step, that RSI happens at the start of the next step (the next-step reset of
 ``kernels.sim.env``), so such an env skips one physics step.
 Startup domain randomisation (spec B7) is off.
 """
